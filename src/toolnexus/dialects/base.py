@@ -1,0 +1,119 @@
+"""What every wire style provides, and the turn object both wire modes produce."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ..types import JSONObject, ToolResult, Usage
+
+__all__ = ["Dialect", "MalformedResponse", "StreamParser", "ToolUse", "Turn", "parse_arguments"]
+
+
+class MalformedResponse(ValueError):
+    """A provider reply that does not have the shape of its wire format."""
+
+
+@dataclass(slots=True)
+class ToolUse:
+    """One tool call the model asked for. ``error`` is set when its arguments are unusable."""
+
+    id: str
+    name: str
+    args: JSONObject
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Turn:
+    """One model reply, however it arrived (a JSON body or an SSE stream)."""
+
+    text: str
+    tool_uses: list[ToolUse]
+    usage: Usage
+    message: JSONObject
+    """The assistant message to append to the transcript."""
+    response: JSONObject = field(default_factory=dict)
+    """The provider reply in its non-streamed shape, for the ``after_llm`` hook."""
+
+
+class StreamParser(Protocol):
+    """Folds decoded SSE events (JSON objects) into text deltas and, at the end, a ``Turn``."""
+
+    def feed(self, event: JSONObject) -> list[str]:
+        """Consume one event; return the text deltas it carries."""
+        ...
+
+    def finish(self) -> Turn:
+        """The assembled turn once the stream has ended."""
+        ...
+
+
+class Dialect(Protocol):
+    """One wire style. Pure: no I/O, no asyncio, plain data in and out."""
+
+    name: str
+    system_in_messages: bool
+    """``True`` when the system prompt is the transcript's first message (openai)."""
+
+    def url(self, base_url: str) -> str: ...
+
+    def headers(self, api_key: str) -> dict[str, str]: ...
+
+    def build_body(
+        self,
+        messages: list[JSONObject],
+        tools: Sequence[JSONObject],
+        *,
+        model: str,
+        system: str,
+        stream: bool,
+    ) -> JSONObject: ...
+
+    def tool_schemas(self, tools: Sequence[object]) -> list[JSONObject]:
+        """The toolkit's tools in this style's request shape."""
+        ...
+
+    def parse_response(self, body: object, *, turn: int) -> Turn: ...
+
+    def stream_parser(self, *, turn: int) -> StreamParser: ...
+
+    def tool_results(self, results: Sequence[tuple[str, ToolResult]]) -> list[JSONObject]:
+        """Transcript messages carrying one turn's results, in the given order."""
+        ...
+
+    def tool_uses_in(self, message: JSONObject) -> list[ToolUse]:
+        """The tool calls of an assistant message already in a transcript."""
+        ...
+
+    def result_ids_in(self, message: JSONObject) -> list[str]:
+        """The call ids a transcript message carries results for."""
+        ...
+
+    def replace_result(self, message: JSONObject, call_id: str, result: ToolResult) -> JSONObject:
+        """A copy of ``message`` whose result for ``call_id`` is ``result``."""
+        ...
+
+    def incomplete_text(self, message: JSONObject | None) -> str:
+        """The run's text when it stops at ``max_turns`` after ``message``."""
+        ...
+
+
+def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:
+    """Tool arguments as a dict, or ``({}, error)`` for the model to correct."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or raw == "":
+        return {}, None
+    if not isinstance(raw, str):
+        return {}, f"invalid arguments for {name}: expected a JSON object, got {type(raw).__name__}"
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {}, f"invalid arguments for {name}: {exc}"
+    if not isinstance(value, dict):
+        kind = "array" if isinstance(value, list) else type(value).__name__
+        return {}, f"invalid arguments for {name}: expected a JSON object, got {kind}"
+    return value, None

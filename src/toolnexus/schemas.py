@@ -1,0 +1,43 @@
+"""A tool list in each provider's declaration format."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .types import JSONObject, Tool
+
+__all__ = ["to_anthropic", "to_gemini", "to_openai"]
+
+
+def to_openai(tools: Sequence[Tool]) -> list[JSONObject]:
+    """OpenAI chat-completions ``tools`` entries."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
+        }
+        for t in tools
+    ]
+
+
+def to_anthropic(tools: Sequence[Tool]) -> list[JSONObject]:
+    """Anthropic messages ``tools`` entries."""
+    return [
+        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        for t in tools
+    ]
+
+
+def to_gemini(tools: Sequence[Tool]) -> list[JSONObject]:
+    """Gemini ``tools``: one element wrapping every declaration; no tools gives ``[]``."""
+    if not tools:
+        return []
+    declarations = [
+        {"name": t.name, "description": t.description, "parameters": t.input_schema}
+        for t in tools
+    ]
+    return [{"functionDeclarations": declarations}]

@@ -1,0 +1,43 @@
+"""A public test kit for code built on toolnexus.
+
+- ``StubLLMServer``: a real local HTTP server speaking the OpenAI and Anthropic wire formats
+  (JSON and SSE), scripted per test and recording every request; reply builders in ``reply``.
+- ``mcp_server_command()``: the argv of a bundled stdio MCP server (``echo``, ``add``, …) for
+  an ``mcp.json``.
+
+Nothing here is imported by ``import toolnexus``; the names below load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "StubLLMServer",
+    "mcp_server_command",
+    "reply",
+]
+
+_LAZY = {
+    "StubLLMServer": "toolnexus.testing.llm_stub",
+    "RecordedRequest": "toolnexus.testing.llm_stub",
+    "Reply": "toolnexus.testing.replies",
+    "reply": "toolnexus.testing.replies",
+    "mcp_server_command": "toolnexus.testing.mcp_server",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolnexus.testing' has no attribute {name!r}")
+    if name == "reply":
+        return importlib.import_module(module)
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,246 @@
+"""The toolkit: every tool source merged into one ordered, de-duplicated set."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from . import schemas
+from .cancel import CancelToken
+from .errors import RunCancelled
+from .tools.builtin import builtin_tools, select_builtins
+from .types import JSONObject, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from .tools.mcp.source import McpSource
+    from .tools.skills import SkillDef, SkillSource
+
+__all__ = ["Toolkit", "assemble_tools", "create_toolkit"]
+
+logger = logging.getLogger("toolnexus")
+
+SkillProvider = Callable[[], Any]
+"""A callable returning ``list[SkillDef]`` (or an awaitable of it)."""
+
+
+class Toolkit:
+    """An ordered set of uniquely named tools, plus the resources behind them.
+
+    Build one with ``create_toolkit``; close it with ``await tk.close()`` or ``async with``.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        skills: SkillSource | None = None,
+        mcp: McpSource | None = None,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self._tools.setdefault(t.name, t)
+        self._skills = skills
+        self._mcp = mcp
+        self._closed = False
+
+    def tools(self) -> list[Tool]:
+        """Every tool, in the order the model sees them."""
+        return list(self._tools.values())
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def register(self, *tools: Tool) -> Toolkit:
+        """Append tools; a name already present is ignored with a warning. Returns ``self``."""
+        for t in tools:
+            if t.name in self._tools:
+                logger.warning("tool %r is already registered; the new one is ignored", t.name)
+            else:
+                self._tools[t.name] = t
+        return self
+
+    async def execute(
+        self, name: str, args: JSONObject | None = None, ctx: ToolContext | None = None
+    ) -> ToolResult:
+        """Run one tool. Failures come back as error results; cancellation propagates."""
+        found = self._tools.get(name)
+        if found is None:
+            return ToolResult(f"Unknown tool: {name}", is_error=True)
+        try:
+            return await found.execute(args if args is not None else {}, ctx)
+        except Exception as exc:
+            return ToolResult(str(exc) or type(exc).__name__, is_error=True)
+
+    def skills_prompt(self) -> str:
+        """The system-prompt section listing the skills, or ``""`` without a skill source."""
+        return self._skills.prompt() if self._skills is not None else ""
+
+    def mcp_status(self) -> dict[str, str]:
+        """``{server: "connected" | "failed" | "disabled"}`` for every configured MCP server."""
+        return self._mcp.status() if self._mcp is not None else {}
+
+    def to_openai(self) -> list[JSONObject]:
+        return schemas.to_openai(self.tools())
+
+    def to_anthropic(self) -> list[JSONObject]:
+        return schemas.to_anthropic(self.tools())
+
+    def to_gemini(self) -> list[JSONObject]:
+        return schemas.to_gemini(self.tools())
+
+    async def close(self) -> None:
+        """End MCP sessions and stop their processes. Safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._mcp is not None:
+            await self._mcp.close()
+
+    async def __aenter__(self) -> Toolkit:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"Toolkit({', '.join(self._tools)})"
+
+
+async def create_toolkit(
+    mcp_config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    skills_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+    extra_tools: Sequence[Tool] | None = None,
+    builtins: bool | Mapping[str, Any] | None = None,
+    wait_for: Callable[..., Any] | None = None,
+    disable_tools: Iterable[str] | None = None,
+    disable_skills: Iterable[str] | None = None,
+    skills: Sequence[SkillDef] | None = None,
+    skill_provider: SkillProvider | None = None,
+    skill_filter: Mapping[str, bool] | None = None,
+    sample_limit: int = 0,
+    cancel: CancelToken | None = None,
+) -> Toolkit:
+    """Load every configured tool source and merge them.
+
+    Order: MCP tools (config order), the ``skill`` tool, built-ins, then ``extra_tools``; an
+    ``extra_tools`` entry replaces the built-in of the same name; ``disable_tools`` removes
+    tools by final name; for any other clash the first tool wins (with a warning).
+    ``builtins`` left as ``None`` means on, unless the MCP config has a top-level ``builtins``.
+    A failing MCP server never makes this raise: see ``tk.mcp_status()``. ``cancel`` aborts
+    the load with ``RunCancelled`` after closing whatever was connected.
+    """
+    from .tools.skills import load_skills, validate_sample_limit
+
+    validate_sample_limit(sample_limit)
+    if cancel is not None and cancel.cancelled:
+        raise RunCancelled("toolkit load cancelled")
+
+    config = None
+    if mcp_config is not None:
+        from .tools.mcp.config import load_mcp_config
+
+        config = load_mcp_config(mcp_config)
+        if builtins is None and config.builtins is not None:
+            builtins = config.builtins
+
+    skill_source_given = skills_dir is not None or skills is not None or skill_provider is not None
+
+    async def load_skill_source() -> SkillSource | None:
+        if not skill_source_given:
+            return None
+        return await load_skills(
+            skills_dir=skills_dir,
+            skills=skills,
+            skill_provider=skill_provider,
+            skill_filter=skill_filter,
+            disable_skills=disable_skills,
+            sample_limit=sample_limit,
+        )
+
+    async def load_mcp() -> McpSource | None:
+        if config is None:
+            return None
+        from .tools.mcp.source import McpSource
+
+        return await McpSource.connect(config, cancel=cancel, wait_for=wait_for)
+
+    skill_source, mcp_source = await _gather_or_close(load_skill_source(), load_mcp())
+    builtin = select_builtins(builtins, builtin_tools())
+    tools = assemble_tools(
+        mcp=mcp_source.tools() if mcp_source is not None else (),
+        skill=skill_source.tool if skill_source is not None else None,
+        builtins=builtin,
+        extra=extra_tools or (),
+        disable=disable_tools or (),
+    )
+    return Toolkit(tools, skills=skill_source, mcp=mcp_source)
+
+
+async def _gather_or_close(
+    skills_load: Any, mcp_load: Any
+) -> tuple[SkillSource | None, McpSource | None]:
+    """Run both loads; if either fails, close what the other connected."""
+    results = await asyncio.gather(skills_load, mcp_load, return_exceptions=True)
+    errors = [r for r in results if isinstance(r, BaseException)]
+    if errors:
+        mcp_source = results[1]
+        if mcp_source is not None and not isinstance(mcp_source, BaseException):
+            await mcp_source.close()
+        raise errors[0]
+    return results[0], results[1]  # type: ignore[return-value]
+
+
+def assemble_tools(
+    *,
+    mcp: Sequence[Tool] = (),
+    skill: Tool | None = None,
+    builtins: Sequence[Tool] = (),
+    a2a: Sequence[Tool] = (),
+    extra: Sequence[Tool] = (),
+    disable: Iterable[str] = (),
+) -> list[Tool]:
+    """Merge tool sources in the toolkit's order.
+
+    1. built-ins shadowed by an ``extra`` tool of the same name are dropped;
+    2. concatenate MCP → ``skill`` → built-ins → A2A → extra;
+    3. drop names listed in ``disable``;
+    4. keep the first tool of each name, warning about the later ones.
+    """
+    extra_names = {t.name for t in extra}
+    disabled = set(disable)
+    ordered = [
+        *mcp,
+        *([skill] if skill is not None else []),
+        *(t for t in builtins if t.name not in extra_names),
+        *a2a,
+        *extra,
+    ]
+    out: dict[str, Tool] = {}
+    for t in ordered:
+        if t.name in disabled:
+            continue
+        if t.name in out:
+            logger.warning(
+                "duplicate tool name %r: keeping the %s tool, dropping the %s one",
+                t.name,
+                out[t.name].source,
+                t.source,
+            )
+            continue
+        out[t.name] = t
+    return list(out.values())

@@ -1,0 +1,1 @@
+"""Tool sources: native functions, HTTP endpoints, skills, MCP servers and built-ins."""

@@ -1,0 +1,150 @@
+"""HTTP endpoints as tools."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Literal
+from urllib.parse import quote, urlencode
+
+from .._env import expand_headers
+from .._json import compact_json
+from ..transport.http import HttpResponse, NetworkError, Transport, transport_for
+from ..types import JSONObject, Tool, ToolContext, ToolResult
+
+__all__ = ["http_tool"]
+
+BodyMode = Literal["json", "form", "raw"]
+ResultMode = Literal["text", "json", "status+text"]
+_NO_BODY_METHODS = frozenset({"GET", "HEAD"})
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
+
+
+def http_tool(
+    *,
+    name: str,
+    description: str,
+    url: str,
+    input_schema: JSONObject,
+    method: str = "GET",
+    headers: Mapping[str, str] | None = None,
+    query: Iterable[str] | None = None,
+    body: BodyMode = "json",
+    timeout: float = 30.0,
+    result_mode: ResultMode = "text",
+    http_client: object | None = None,
+) -> Tool:
+    """A tool that calls an HTTP endpoint with the model's arguments.
+
+    ``{key}`` placeholders in ``url`` take the percent-encoded argument of that name. For
+    ``GET``/``HEAD`` the other arguments go to the query string; for other methods only those
+    named in ``query`` do and the rest form the body (``json``, ``form`` or ``raw``, where raw
+    sends ``args["body"]``). Header values expand ``${ENV}`` variables at call time.
+    A non-2xx status, a network failure or a timeout is an error result, never an exception.
+    ``http_client`` (an ``aiohttp.ClientSession`` or ``httpx.AsyncClient``) pools connections
+    across calls; without it each call uses a short-lived session.
+    """
+    method = method.upper()
+    query_names = frozenset(query or ())
+    if body not in ("json", "form", "raw"):
+        raise ValueError(f"http_tool {name!r}: body must be 'json', 'form' or 'raw', not {body!r}")
+    if result_mode not in ("text", "json", "status+text"):
+        raise ValueError(f"http_tool {name!r}: unknown result_mode {result_mode!r}")
+
+    async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
+        remaining = dict(args or {})
+        target = _fill_url(url, remaining)
+        if method in _NO_BODY_METHODS:
+            params, payload = remaining, {}
+        else:
+            params = {k: v for k, v in remaining.items() if k in query_names}
+            payload = {k: v for k, v in remaining.items() if k not in query_names}
+        if params:
+            target += ("&" if "?" in target else "?") + urlencode(
+                {k: _query_value(v) for k, v in params.items()}
+            )
+        sent_headers = expand_headers(headers)
+        data = _encode_body(body, payload, sent_headers) if payload else None
+        limit = timeout if ctx is None or ctx.timeout is None else min(timeout, ctx.timeout)
+        try:
+            resp = await _send(http_client, method, target, sent_headers, data, limit)
+        except NetworkError as exc:
+            return ToolResult(str(exc), is_error=True)
+        text = resp.text()
+        if not 200 <= resp.status < 300:
+            return ToolResult(
+                f"HTTP {resp.status}: {text}", is_error=True, metadata={"status": resp.status}
+            )
+        return ToolResult(_render(result_mode, resp.status, text), metadata={"status": resp.status})
+
+    return Tool(
+        name=name, description=description, input_schema=input_schema, source="http",
+        execute=execute,
+    )
+
+
+async def _send(
+    http_client: object | None,
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    data: bytes | None,
+    timeout: float,
+) -> HttpResponse:
+    transport: Transport = transport_for(http_client)
+    try:
+        return await transport.request(method, url, headers=headers, body=data, timeout=timeout)
+    finally:
+        if http_client is None:
+            await transport.aclose()
+
+
+def _fill_url(template: str, args: JSONObject) -> str:
+    """Substitute ``{key}`` placeholders (missing → ``""``), removing used keys from ``args``."""
+
+    used: set[str] = set()
+
+    def substitute(match: re.Match[str]) -> str:
+        key = match.group(1)
+        used.add(key)
+        return quote(_query_value(args[key]), safe="") if key in args else ""
+
+    url = _PLACEHOLDER.sub(substitute, template)
+    for key in used:
+        args.pop(key, None)
+    return url
+
+
+def _query_value(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return compact_json(value)
+
+
+def _encode_body(mode: BodyMode, payload: JSONObject, headers: dict[str, str]) -> bytes:
+    if mode == "json":
+        data, content_type = compact_json(payload).encode(), "application/json"
+    elif mode == "form":
+        encoded = urlencode({k: _query_value(v) for k, v in payload.items()})
+        data, content_type = encoded.encode(), "application/x-www-form-urlencoded"
+    else:
+        data, content_type = str(payload.get("body", "")).encode(), "text/plain; charset=utf-8"
+    if not any(k.lower() == "content-type" for k in headers):
+        headers["Content-Type"] = content_type
+    return data
+
+
+def _render(mode: ResultMode, status: int, text: str) -> str:
+    if mode == "json":
+        try:
+            return compact_json(json.loads(text))
+        except ValueError:
+            return compact_json(text)
+    if mode == "status+text":
+        return f"{status}\n{text}"
+    return text

@@ -1,0 +1,293 @@
+"""The HTTP seam: send a request, or stream a response body.
+
+``AiohttpTransport`` is the default (one pooled ``aiohttp.ClientSession`` per event loop, with
+keep-alive and no cap on connections in flight). ``HttpxTransport`` adapts a caller's
+``httpx.AsyncClient``. Both translate their library's failures into ``NetworkError`` here, at the
+edge, so nothing above this module knows which one is in use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import aiohttp
+    import httpx
+
+__all__ = [
+    "AiohttpTransport",
+    "HttpResponse",
+    "HttpxTransport",
+    "NetworkError",
+    "StreamResponse",
+    "Transport",
+    "transport_for",
+]
+
+
+class NetworkError(Exception):
+    """The request failed without an HTTP status: refused, reset, dropped, or timed out."""
+
+
+@dataclass(slots=True)
+class HttpResponse:
+    status: int
+    headers: Mapping[str, str]
+    """Case-insensitive."""
+    body: bytes
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+class StreamResponse(Protocol):
+    status: int
+    headers: Mapping[str, str]
+
+    async def read(self) -> bytes:
+        """The whole remaining body (used for error statuses)."""
+        ...
+
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives."""
+        ...
+
+
+class Transport(Protocol):
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        timeout: float | None = None,
+    ) -> HttpResponse:
+        """Send one request and read the whole response within ``timeout`` seconds."""
+        ...
+
+    def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        read_timeout: float | None = None,
+    ) -> AbstractAsyncContextManager[StreamResponse]:
+        """Open a streamed response; ``read_timeout`` bounds each wait for data."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the transport owns (an injected client stays open)."""
+        ...
+
+
+def transport_for(http_client: object | None) -> Transport:
+    """The transport for a caller's client: aiohttp session, httpx client, or our own."""
+    if http_client is None:
+        return AiohttpTransport()
+    module = type(http_client).__module__.split(".")[0]
+    if module == "aiohttp":
+        return AiohttpTransport(http_client)  # type: ignore[arg-type]
+    if module == "httpx":
+        return HttpxTransport(http_client)  # type: ignore[arg-type]
+    raise TypeError(
+        f"http_client must be an aiohttp.ClientSession or an httpx.AsyncClient, "
+        f"not {type(http_client).__name__}"
+    )
+
+
+class AiohttpTransport:
+    """The default transport. Owns one session per event loop unless one is injected."""
+
+    def __init__(self, session: aiohttp.ClientSession | None = None) -> None:
+        self._injected = session
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._injected is not None:
+            return self._injected
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            import aiohttp
+
+            if self._session is not None and not self._session.closed:
+                self._session.detach()  # bound to a loop that is gone; cannot be awaited
+            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+            self._session = aiohttp.ClientSession(
+                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
+            )
+            self._loop = loop
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        timeout: float | None = None,
+    ) -> HttpResponse:
+        import aiohttp
+
+        try:
+            async with self._client().request(
+                method,
+                url,
+                headers=dict(headers),
+                data=body,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+            ) as resp:
+                data = await resp.read()
+                return HttpResponse(resp.status, resp.headers, data)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[StreamResponse]:
+        import aiohttp
+
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=read_timeout, sock_read=read_timeout)
+        try:
+            resp = await self._client().request(
+                method, url, headers=dict(headers), data=body, timeout=timeout
+            )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+        try:
+            yield _AiohttpStream(resp)
+        except BaseException:
+            resp.close()  # abandon the connection: the body was not read to the end
+            raise
+        finally:
+            resp.release()
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+
+class _AiohttpStream:
+    def __init__(self, resp: aiohttp.ClientResponse) -> None:
+        self._resp = resp
+        self.status = resp.status
+        self.headers: Mapping[str, str] = resp.headers
+
+    async def read(self) -> bytes:
+        import aiohttp
+
+        try:
+            return await self._resp.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        import aiohttp
+
+        try:
+            async for chunk in self._resp.content.iter_any():
+                yield chunk
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+
+
+class HttpxTransport:
+    """Adapts a caller's ``httpx.AsyncClient`` (the caller keeps ownership)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        timeout: float | None = None,
+    ) -> HttpResponse:
+        import httpx
+
+        try:
+            async with asyncio.timeout(timeout):
+                resp = await self._client.request(method, url, headers=dict(headers), content=body)
+        except (httpx.TransportError, TimeoutError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+        return HttpResponse(resp.status_code, resp.headers, resp.content)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[StreamResponse]:
+        import httpx
+
+        request = self._client.build_request(
+            method, url, headers=dict(headers), content=body, timeout=read_timeout
+        )
+        try:
+            resp = await self._client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            raise NetworkError(_describe(exc)) from exc
+        try:
+            yield _HttpxStream(resp)
+        finally:
+            await resp.aclose()
+
+    async def aclose(self) -> None:
+        return None
+
+
+class _HttpxStream:
+    def __init__(self, resp: httpx.Response) -> None:
+        self._resp = resp
+        self.status = resp.status_code
+        self.headers: Mapping[str, str] = resp.headers
+
+    async def read(self) -> bytes:
+        import httpx
+
+        try:
+            return await self._resp.aread()
+        except httpx.TransportError as exc:
+            raise NetworkError(_describe(exc)) from exc
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        import httpx
+
+        try:
+            async for chunk in self._resp.aiter_raw():
+                yield chunk
+        except httpx.TransportError as exc:
+            raise NetworkError(_describe(exc)) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    """A short message for a network failure (never carries request headers)."""
+    if isinstance(exc, TimeoutError) or "Timeout" in type(exc).__name__:
+        return "request timed out"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+

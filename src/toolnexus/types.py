@@ -1,0 +1,187 @@
+"""Core data types shared by every layer: tools, results, usage and run results."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from .cancel import CancelToken
+
+if TYPE_CHECKING:
+    from .suspension import Answer, Request
+
+__all__ = [
+    "ConversationStore",
+    "JSONObject",
+    "RunResult",
+    "RunStatus",
+    "Tool",
+    "ToolCall",
+    "ToolContext",
+    "ToolExecute",
+    "ToolResult",
+    "ToolSource",
+    "Usage",
+    "sanitize",
+]
+
+JSONObject: TypeAlias = dict[str, Any]
+"""A JSON object as parsed by ``json.loads``: tool arguments, schemas, provider messages."""
+
+ToolSource = Literal["mcp", "skill", "native", "http", "builtin", "a2a", "agent", "custom"]
+RunStatus = Literal["done", "pending", "incomplete"]
+
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(name: str) -> str:
+    """Replace every character outside ``[A-Za-z0-9_-]`` with ``_``."""
+    return _NOT_NAME_CHAR.sub("_", name)
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool hands back to the model. Failures are results with ``is_error=True``."""
+
+    output: str
+    is_error: bool = False
+    metadata: JSONObject | None = None
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """Per-call context given to a tool's ``execute``."""
+
+    cancel: CancelToken | None = None
+    """The run's cancel token, if the run has one."""
+    timeout: float | None = None
+    """Seconds left before the run deadline, if the run has one."""
+    answer: Answer | None = None
+    """The host's answer, set only when a suspended call is executed again (see ``wait_for``)."""
+
+
+ToolExecute: TypeAlias = Callable[[JSONObject, ToolContext | None], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One callable capability, whatever its source: the unit the model sees and calls."""
+
+    name: str
+    description: str
+    input_schema: JSONObject
+    source: ToolSource
+    execute: ToolExecute = field(repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _TOOL_NAME.match(self.name):
+            raise ValueError(
+                f"invalid tool name {self.name!r}: use only letters, digits, '_' and '-' "
+                f"(toolnexus.sanitize() converts a name)"
+            )
+
+
+@runtime_checkable
+class ConversationStore(Protocol):
+    """Where conversation transcripts live between runs, keyed by an opaque id."""
+
+    async def get(self, id: str) -> list[JSONObject] | None:
+        """The saved transcript, or ``None`` when the id is unknown."""
+        ...
+
+    async def save(self, id: str, messages: list[JSONObject]) -> None:
+        """Replace the transcript stored under ``id``."""
+        ...
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts; on a ``RunResult`` they are summed over every LLM round trip."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def to_dict(self) -> JSONObject:
+        return {
+            "promptTokens": self.prompt_tokens,
+            "completionTokens": self.completion_tokens,
+            "totalTokens": self.total_tokens,
+        }
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One executed tool call as recorded on a ``RunResult``."""
+
+    id: str
+    name: str
+    args: JSONObject
+    output: str
+    is_error: bool
+    metadata: JSONObject | None = None
+
+    def to_dict(self) -> JSONObject:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "args": self.args,
+            "output": self.output,
+            "isError": self.is_error,
+            "metadata": _wire_metadata(self.metadata),
+        }
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The outcome of one run of the agent loop."""
+
+    text: str
+    messages: list[JSONObject]
+    tool_calls: list[ToolCall]
+    tool_call_count: int
+    turns: int
+    usage: Usage
+    model: str
+    status: RunStatus
+    limit: str | None = None
+    pending: Request | None = None
+
+    def to_dict(self) -> JSONObject:
+        """The camelCase wire form (JSON-serialisable)."""
+        out: JSONObject = {
+            "text": self.text,
+            "messages": self.messages,
+            "toolCalls": [call.to_dict() for call in self.tool_calls],
+            "toolCallCount": self.tool_call_count,
+            "turns": self.turns,
+            "usage": self.usage.to_dict(),
+            "model": self.model,
+            "status": self.status,
+        }
+        if self.limit is not None:
+            out["limit"] = self.limit
+        if self.pending is not None:
+            out["pending"] = self.pending.to_dict()
+        return out
+
+
+def _wire_metadata(metadata: JSONObject | None) -> JSONObject | None:
+    """Metadata as JSON data: a suspension's ``Request`` becomes its wire dict."""
+    if not metadata:
+        return metadata
+    out: JSONObject = {}
+    for key, value in metadata.items():
+        to_dict = getattr(value, "to_dict", None)
+        out[key] = to_dict() if callable(to_dict) else value
+    return out

@@ -1,0 +1,1 @@
+"""Shared fixtures. Each test area keeps its own fixtures beside its tests."""
