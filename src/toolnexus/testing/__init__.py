@@ -21,11 +21,12 @@ __all__ = [
     "reply",
 ]
 
+# ``reply`` is the submodule ``toolnexus.testing.reply`` (reply builders).
+
 _LAZY = {
     "StubLLMServer": "toolnexus.testing.llm_stub",
     "RecordedRequest": "toolnexus.testing.llm_stub",
-    "Reply": "toolnexus.testing.replies",
-    "reply": "toolnexus.testing.replies",
+    "Reply": "toolnexus.testing.reply",
     "mcp_server_command": "toolnexus.testing.mcp_server",
 }
 
@@ -34,8 +35,6 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolnexus.testing' has no attribute {name!r}")
-    if name == "reply":
-        return importlib.import_module(module)
     return getattr(importlib.import_module(module), name)
 
 
