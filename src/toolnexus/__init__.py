@@ -7,12 +7,36 @@ one client that runs the tool-calling loop against OpenAI- or Anthropic-style en
 from __future__ import annotations
 
 from .cancel import CancelToken
+from .client import Client, Conversation, create_client
+from .engine.hooks import Hooks
+from .engine.retry import ErrorInfo, parse_retry_after
 from .errors import ConfigError, LLMError, RunCancelled, RunTimeout, ToolnexusError
+from .events import (
+    DoneEvent,
+    Event,
+    PendingEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
 from .schemas import to_anthropic, to_gemini, to_openai
+from .stores.memory import InMemoryConversationStore
+from .stores.sqlite import SqliteConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
 from .tools.http import http_tool
 from .tools.native import define_tool, tool
+from .tools.skills import (
+    NO_SKILLS_TEXT,
+    SKILL_TOOL_DESCRIPTION,
+    SKILLS_PROMPT_PREAMBLE,
+    SkillDef,
+    SkillInfo,
+    SkillInventory,
+    SkillSkip,
+    list_skills,
+)
 from .types import (
     ConversationStore,
     JSONObject,
@@ -29,29 +53,52 @@ from .types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "NO_SKILLS_TEXT",
+    "SKILLS_PROMPT_PREAMBLE",
+    "SKILL_TOOL_DESCRIPTION",
     "Answer",
     "CancelToken",
+    "Client",
     "ConfigError",
+    "Conversation",
     "ConversationStore",
+    "DoneEvent",
+    "ErrorInfo",
+    "Event",
+    "Hooks",
+    "InMemoryConversationStore",
     "JSONObject",
     "LLMError",
+    "PendingEvent",
     "Request",
     "RunCancelled",
     "RunResult",
     "RunTimeout",
+    "SkillDef",
+    "SkillInfo",
+    "SkillInventory",
+    "SkillSkip",
+    "SqliteConversationStore",
+    "TextEvent",
     "Tool",
     "ToolCall",
+    "ToolCallEvent",
     "ToolContext",
     "ToolResult",
+    "ToolResultEvent",
     "ToolSource",
     "Toolkit",
     "ToolnexusError",
     "Usage",
+    "UsageEvent",
     "__version__",
     "auth_required",
+    "create_client",
     "create_toolkit",
     "define_tool",
     "http_tool",
+    "list_skills",
+    "parse_retry_after",
     "pending",
     "pending_of",
     "sanitize",

@@ -59,8 +59,9 @@ class AnthropicDialect:
         if not isinstance(content, list):
             raise MalformedResponse("response has no content list")
         assert isinstance(body, dict)
-        raw_usage = body.get("usage") if isinstance(body.get("usage"), dict) else {}
-        return _turn(content, _usage(raw_usage), response=body)
+        raw_usage = body.get("usage")
+        usage = _usage(raw_usage) if isinstance(raw_usage, dict) else Usage()
+        return _turn(content, usage, response=body)
 
     def stream_parser(self, *, turn: int) -> _AnthropicStream:
         return _AnthropicStream()
@@ -77,26 +78,15 @@ class AnthropicDialect:
             return []
         return _turn(content, Usage(), response={}).tool_uses
 
-    def result_ids_in(self, message: JSONObject) -> list[str]:
+    def results_in(self, message: JSONObject) -> list[tuple[str, ToolResult]]:
         content = message.get("content") if message.get("role") == "user" else None
         if not isinstance(content, list):
             return []
         return [
-            str(block.get("tool_use_id"))
+            (str(block.get("tool_use_id")), _block_result(block))
             for block in content
             if isinstance(block, dict) and block.get("type") == "tool_result"
         ]
-
-    def replace_result(self, message: JSONObject, call_id: str, result: ToolResult) -> JSONObject:
-        blocks = [
-            _result_block(call_id, result)
-            if isinstance(block, dict)
-            and block.get("type") == "tool_result"
-            and block.get("tool_use_id") == call_id
-            else block
-            for block in message.get("content") or []
-        ]
-        return {**message, "content": blocks}
 
     def incomplete_text(self, message: JSONObject | None) -> str:
         return ""
@@ -109,6 +99,12 @@ def _result_block(call_id: str, result: ToolResult) -> JSONObject:
         "content": result.output,
         "is_error": result.is_error,
     }
+
+
+def _block_result(block: JSONObject) -> ToolResult:
+    content = block.get("content")
+    output = content if isinstance(content, str) else compact_json(content)
+    return ToolResult(output, is_error=bool(block.get("is_error")))
 
 
 def _turn(content: list[Any], usage: Usage, *, response: JSONObject) -> Turn:
@@ -169,7 +165,9 @@ class _AnthropicStream:
             if isinstance(event.get("usage"), dict):
                 self._take_usage(event["usage"])
         elif kind == "error":
-            raise LLMError(f"provider stream error: {compact_json(event)}", body=compact_json(event))
+            raise LLMError(
+                f"provider stream error: {compact_json(event)}", body=compact_json(event)
+            )
         return []
 
     def _delta(self, event: JSONObject) -> list[str]:

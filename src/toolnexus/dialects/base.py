@@ -88,12 +88,8 @@ class Dialect(Protocol):
         """The tool calls of an assistant message already in a transcript."""
         ...
 
-    def result_ids_in(self, message: JSONObject) -> list[str]:
-        """The call ids a transcript message carries results for."""
-        ...
-
-    def replace_result(self, message: JSONObject, call_id: str, result: ToolResult) -> JSONObject:
-        """A copy of ``message`` whose result for ``call_id`` is ``result``."""
+    def results_in(self, message: JSONObject) -> list[tuple[str, ToolResult]]:
+        """The tool results a transcript message carries, as ``(call id, result)`` pairs."""
         ...
 
     def incomplete_text(self, message: JSONObject | None) -> str:

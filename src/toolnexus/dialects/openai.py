@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._json import compact_json
 from ..schemas import to_openai
 from ..types import JSONObject, Tool, ToolResult, Usage
 from .base import MalformedResponse, ToolUse, Turn, parse_arguments
@@ -79,13 +80,14 @@ class OpenAIDialect:
             return []
         return _tool_calls(calls, 0)[1]
 
-    def result_ids_in(self, message: JSONObject) -> list[str]:
-        if message.get("role") == "tool" and isinstance(message.get("tool_call_id"), str):
-            return [message["tool_call_id"]]
-        return []
-
-    def replace_result(self, message: JSONObject, call_id: str, result: ToolResult) -> JSONObject:
-        return {**message, "content": result.output}
+    def results_in(self, message: JSONObject) -> list[tuple[str, ToolResult]]:
+        call_id = message.get("tool_call_id")
+        if message.get("role") != "tool" or not isinstance(call_id, str):
+            return []
+        content = message.get("content")
+        return [
+            (call_id, ToolResult(content if isinstance(content, str) else compact_json(content)))
+        ]
 
     def incomplete_text(self, message: JSONObject | None) -> str:
         content = message.get("content") if message else None
@@ -108,7 +110,9 @@ def _tool_calls(raw_calls: list[Any], turn: int) -> tuple[list[JSONObject], list
     uses: list[ToolUse] = []
     for index, raw in enumerate(raw_calls):
         call = dict(raw) if isinstance(raw, dict) else {}
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        function = call.get("function")
+        if not isinstance(function, dict):
+            function = {}
         name = str(function.get("name") or "")
         if not call.get("id"):
             call["id"] = f"call_{turn}_{index}"

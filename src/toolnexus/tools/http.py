@@ -79,7 +79,10 @@ def http_tool(
         return ToolResult(_render(result_mode, resp.status, text), metadata={"status": resp.status})
 
     return Tool(
-        name=name, description=description, input_schema=input_schema, source="http",
+        name=name,
+        description=description,
+        input_schema=input_schema,
+        source="http",
         execute=execute,
     )
 
@@ -90,11 +93,13 @@ async def _send(
     url: str,
     headers: dict[str, str],
     data: bytes | None,
-    timeout: float,
+    time_limit: float,
 ) -> HttpResponse:
     transport: Transport = transport_for(http_client)
     try:
-        return await transport.request(method, url, headers=headers, body=data, timeout=timeout)
+        return await transport.request(
+            method, url, headers=headers, body=data, time_limit=time_limit
+        )
     finally:
         if http_client is None:
             await transport.aclose()

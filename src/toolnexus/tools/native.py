@@ -13,7 +13,7 @@ from typing import Any, overload
 from .._json import compact_json
 from ..types import JSONObject, Tool, ToolContext, ToolResult
 
-__all__ = ["define_tool", "infer_schema", "tool", "to_tool_result"]
+__all__ = ["define_tool", "infer_schema", "to_tool_result", "tool"]
 
 _SKIPPED = frozenset({"self", "cls", "ctx"})
 _SCALARS: dict[Any, JSONObject] = {

@@ -65,9 +65,9 @@ class Transport(Protocol):
         *,
         headers: Mapping[str, str],
         body: bytes | None = None,
-        timeout: float | None = None,
+        time_limit: float | None = None,
     ) -> HttpResponse:
-        """Send one request and read the whole response within ``timeout`` seconds."""
+        """Send one request and read the whole response within ``time_limit`` seconds."""
         ...
 
     def stream(
@@ -133,7 +133,7 @@ class AiohttpTransport:
         *,
         headers: Mapping[str, str],
         body: bytes | None = None,
-        timeout: float | None = None,
+        time_limit: float | None = None,
     ) -> HttpResponse:
         import aiohttp
 
@@ -143,7 +143,7 @@ class AiohttpTransport:
                 url,
                 headers=dict(headers),
                 data=body,
-                timeout=aiohttp.ClientTimeout(total=timeout),
+                timeout=aiohttp.ClientTimeout(total=time_limit),
             ) as resp:
                 data = await resp.read()
                 return HttpResponse(resp.status, resp.headers, data)
@@ -162,7 +162,9 @@ class AiohttpTransport:
     ) -> AsyncIterator[StreamResponse]:
         import aiohttp
 
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=read_timeout, sock_read=read_timeout)
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=read_timeout, sock_read=read_timeout
+        )
         try:
             resp = await self._client().request(
                 method, url, headers=dict(headers), data=body, timeout=timeout
@@ -220,12 +222,12 @@ class HttpxTransport:
         *,
         headers: Mapping[str, str],
         body: bytes | None = None,
-        timeout: float | None = None,
+        time_limit: float | None = None,
     ) -> HttpResponse:
         import httpx
 
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(time_limit):
                 resp = await self._client.request(method, url, headers=dict(headers), content=body)
         except (httpx.TransportError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
@@ -289,5 +291,3 @@ def _describe(exc: BaseException) -> str:
         return "request timed out"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-

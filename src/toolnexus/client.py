@@ -1,0 +1,439 @@
+"""The client: one provider endpoint, one model, and the agent loop around it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
+from types import TracebackType
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
+
+from ._callbacks import call_quietly
+from ._sync import run_blocking
+from .cancel import CancelToken
+from .dialects import dialect_for
+from .engine.hooks import Hooks
+from .engine.llm import LLMCaller
+from .engine.loop import Engine, RunInput, WaitFor
+from .engine.retry import ErrorInfo, RetryPolicy
+from .engine.scope import RunScope, guarded
+from .errors import ConfigError
+from .events import DoneEvent, Event, TextEvent
+from .metrics import Metrics, MetricSink
+from .stores.memory import InMemoryConversationStore
+from .suspension import Answer, Request
+from .toolkit import Toolkit
+from .transport.http import transport_for
+from .types import ConversationStore, JSONObject, RunResult
+
+__all__ = ["Client", "Conversation", "create_client"]
+
+logger = logging.getLogger("toolnexus")
+T = TypeVar("T")
+
+_RESERVED_PARAMS = ("messages", "tools", "stream")
+
+
+def create_client(
+    base_url: str,
+    style: str = "openai",
+    *,
+    model: str,
+    api_key: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    system_prompt: str | None = None,
+    max_turns: int = 10,
+    hooks: Hooks | Mapping[str, Any] | None = None,
+    retries: int = 2,
+    retry_base_ms: float = 500,
+    timeout_ms: float | None = None,
+    on_error: Callable[[ErrorInfo], Any] | None = None,
+    store: ConversationStore | None = None,
+    on_metric: MetricSink | None = None,
+    wait_for: WaitFor | None = None,
+    request_params: Mapping[str, Any] | None = None,
+    body_transform: Callable[[JSONObject], Any] | None = None,
+    http_client: object | None = None,
+) -> Client:
+    """A client for an OpenAI- or Anthropic-style endpoint.
+
+    ``base_url`` is the provider's API root (``https://api.openai.com/v1``,
+    ``https://api.anthropic.com``); ``style`` is ``"openai"`` or ``"anthropic"``. Without
+    ``api_key`` the key comes from the environment (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``
+    or ``OPENROUTER_API_KEY`` depending on style and host), resolved when a run starts.
+    ``timeout_ms`` bounds a whole run; ``retries`` bounds extra attempts per LLM call.
+    """
+    return Client(
+        base_url,
+        style,
+        model=model,
+        api_key=api_key,
+        headers=headers,
+        system_prompt=system_prompt,
+        max_turns=max_turns,
+        hooks=hooks,
+        retries=retries,
+        retry_base_ms=retry_base_ms,
+        timeout_ms=timeout_ms,
+        on_error=on_error,
+        store=store,
+        on_metric=on_metric,
+        wait_for=wait_for,
+        request_params=request_params,
+        body_transform=body_transform,
+        http_client=http_client,
+    )
+
+
+class Client:
+    """Runs prompts through the agent loop. Create with ``create_client``.
+
+    Holds one pooled HTTP session (keep-alive); close it with ``await client.aclose()`` or
+    ``async with client:``.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        style: str = "openai",
+        *,
+        model: str,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        system_prompt: str | None = None,
+        max_turns: int = 10,
+        hooks: Hooks | Mapping[str, Any] | None = None,
+        retries: int = 2,
+        retry_base_ms: float = 500,
+        timeout_ms: float | None = None,
+        on_error: Callable[[ErrorInfo], Any] | None = None,
+        store: ConversationStore | None = None,
+        on_metric: MetricSink | None = None,
+        wait_for: WaitFor | None = None,
+        request_params: Mapping[str, Any] | None = None,
+        body_transform: Callable[[JSONObject], Any] | None = None,
+        http_client: object | None = None,
+    ) -> None:
+        try:
+            dialect = dialect_for(style)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
+        _check(isinstance(model, str) and model != "", "model must be a non-empty string")
+        _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
+        _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
+        _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
+        _check(timeout_ms is None or timeout_ms > 0, "timeout_ms must be positive")
+        self.base_url = base_url
+        self.style = style
+        self.model = model
+        self._api_key = api_key
+        self._extra_headers = dict(headers or {})
+        self._store: ConversationStore = store if store is not None else InMemoryConversationStore()
+        self._transport = transport_for(http_client)
+        caller = LLMCaller(
+            self._transport,
+            dialect,
+            dialect.url(base_url),
+            RetryPolicy(retries, float(retry_base_ms), on_error),
+        )
+        self._engine = Engine(
+            dialect=dialect,
+            caller=caller,
+            model=model,
+            system_prompt=system_prompt or "",
+            max_turns=max_turns,
+            hooks=Hooks.coerce(hooks),
+            metrics=Metrics(on_metric),
+            store=self._store,
+            headers=self._request_headers,
+            wait_for=wait_for,
+            request_params=_clean_params(request_params),
+            body_transform=body_transform,
+            timeout_ms=timeout_ms,
+        )
+
+    @property
+    def conversation_store(self) -> ConversationStore:
+        """The store behind ``conversation_id``/``ask(id=...)``: the one given, or our default."""
+        return self._store
+
+    async def run(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None = None,
+        *,
+        history: list[JSONObject] | None = None,
+        conversation_id: str | None = None,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Run ``prompt`` through the loop until the model answers or ``max_turns``.
+
+        ``history`` continues a transcript (it wins over the store); ``conversation_id`` loads
+        and saves the transcript in the client's store. ``on_event`` sees every event but text.
+        """
+        run = RunInput(prompt, toolkit, history, conversation_id, cancel)
+        return await self._drain(self._engine.events(run), on_event)
+
+    def run_sync(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None = None,
+        *,
+        history: list[JSONObject] | None = None,
+        conversation_id: str | None = None,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Blocking ``run`` (on a fresh event loop); ``RuntimeError`` inside a running loop."""
+        return run_blocking(
+            self._released(
+                self.run(
+                    prompt,
+                    toolkit,
+                    history=history,
+                    conversation_id=conversation_id,
+                    cancel=cancel,
+                    on_event=on_event,
+                )
+            )
+        )
+
+    def stream(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None = None,
+        *,
+        history: list[JSONObject] | None = None,
+        conversation_id: str | None = None,
+        cancel: CancelToken | None = None,
+    ) -> AsyncIterator[Event]:
+        """The same loop as ``run`` over the streaming wire format, as events.
+
+        Yields text deltas as they arrive; the last event is ``DoneEvent`` with the result.
+        Leaving the iteration early aborts the request in flight and saves nothing (wrap it
+        in ``contextlib.aclosing`` to make that immediate).
+        """
+        run = RunInput(prompt, toolkit, history, conversation_id, cancel, stream=True)
+        return self._engine.events(run)
+
+    async def ask(
+        self,
+        prompt: str,
+        toolkit: Toolkit | None = None,
+        *,
+        id: str | None = None,
+        on_text: Callable[[str], Any] | None = None,
+        cancel: CancelToken | None = None,
+    ) -> RunResult:
+        """A turn of the conversation ``id`` (stateless without it).
+
+        With ``on_text`` the reply streams: ``on_text(delta)`` is called for each text delta.
+        """
+        if on_text is None:
+            return await self.run(prompt, toolkit, conversation_id=id, cancel=cancel)
+        run = RunInput(prompt, toolkit, None, id, cancel, stream=True)
+        return await self._drain(self._engine.events(run), None, on_text)
+
+    def conversation(self, toolkit: Toolkit | None = None) -> Conversation:
+        """A transcript held in memory by the returned object (the store is not used)."""
+        return Conversation(self, toolkit)
+
+    async def run_with_answer(
+        self,
+        pending: Request,
+        answer: Answer,
+        toolkit: Toolkit | None = None,
+        *,
+        history: list[JSONObject],
+        cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Resume a run that halted with ``status="pending"``, given the host's answer.
+
+        ``history`` is the halted run's ``messages``. The halted call gets its result (run
+        again with ``ctx.answer``, or ``declined/expired`` when the answer is not ok), calls of
+        that turn without a result run, then the loop goes on with no new user message.
+        """
+        _check_answer(pending, answer)
+        run = RunInput(None, toolkit, history, None, cancel, resume=(pending, answer))
+        return await self._drain(self._engine.events(run), on_event)
+
+    async def ask_with_answer(
+        self,
+        pending: Request,
+        answer: Answer,
+        toolkit: Toolkit | None = None,
+        *,
+        id: str,
+        cancel: CancelToken | None = None,
+    ) -> RunResult:
+        """``run_with_answer`` for the conversation ``id``: loads and saves through the store."""
+        _check_answer(pending, answer)
+        history = await self._store.get(id)
+        if history is None:
+            raise ConfigError(f"no conversation {id!r} in the store to resume")
+        run = RunInput(None, toolkit, history, id, cancel, resume=(pending, answer))
+        return await self._drain(self._engine.events(run), None)
+
+    async def call_provider(
+        self, body: JSONObject, *, cancel: CancelToken | None = None
+    ) -> JSONObject:
+        """Send ``body`` verbatim to the endpoint (same headers, retries, deadline, ``llm``
+        metric) and return the parsed JSON reply. No loop, hooks or toolkit."""
+        engine = self._engine
+        model = str(body.get("model", self.model))
+
+        async def one_call() -> AsyncGenerator[JSONObject, None]:
+            started = time.perf_counter()
+            try:
+                reply = await engine.caller.call_raw(body, self._request_headers())
+            except BaseException:
+                await engine.metrics.llm(model=model, ok=False, ms=_ms_since(started))
+                raise
+            usage = engine.caller.usage_of(reply)
+            await engine.metrics.llm(
+                model=model,
+                ok=True,
+                ms=_ms_since(started),
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+            )
+            yield reply
+
+        async def no_run_metric(_: BaseException) -> None:
+            return None
+
+        scope = RunScope(cancel, engine.timeout_ms)
+        async for answer in guarded(one_call(), scope, no_run_metric):
+            return answer
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aclose(self) -> None:
+        """Close the client's HTTP session (an injected ``http_client`` stays open)."""
+        await self._transport.aclose()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"Client(style={self.style!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    async def _drain(
+        self,
+        events: AsyncIterator[Event],
+        on_event: Callable[[Event], Any] | None,
+        on_text: Callable[[str], Any] | None = None,
+    ) -> RunResult:
+        result: RunResult | None = None
+        async for event in events:
+            if isinstance(event, TextEvent):
+                if on_text is not None:
+                    await call_quietly(on_text, event.delta, what="on_text")
+                continue
+            if isinstance(event, DoneEvent):
+                result = event.result
+            if on_event is not None:
+                await call_quietly(on_event, event, what="on_event")
+        assert result is not None, "the loop ended without a done event"
+        return result
+
+    async def _released(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Await ``coro``, then close the session bound to this (temporary) event loop."""
+        try:
+            return await coro
+        finally:
+            await self._transport.aclose()
+
+    def _request_headers(self) -> dict[str, str]:
+        dialect = self._engine.dialect
+        headers = dialect.headers(self._resolve_api_key())
+        for name, value in self._extra_headers.items():
+            for existing in [k for k in headers if k.lower() == name.lower()]:
+                del headers[existing]
+            headers[name] = value
+        return headers
+
+    def _resolve_api_key(self) -> str:
+        if self._api_key:
+            return self._api_key
+        names = _key_variables(self.style, self.base_url)
+        for name in names:
+            value = os.environ.get(name)
+            if value:
+                return value
+        raise ConfigError(
+            f"no API key: pass api_key= or set {' or '.join(names)} in the environment"
+        )
+
+
+class Conversation:
+    """A transcript kept in memory across ``send`` calls (see ``Client.conversation``)."""
+
+    def __init__(self, client: Client, toolkit: Toolkit | None = None) -> None:
+        self._client = client
+        self._toolkit = toolkit
+        self.messages: list[JSONObject] = []
+
+    async def send(
+        self,
+        prompt: str,
+        *,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        result = await self._client.run(
+            prompt, self._toolkit, history=self.messages, cancel=cancel, on_event=on_event
+        )
+        self.messages = result.messages
+        return result
+
+    def reset(self) -> None:
+        self.messages = []
+
+
+def _key_variables(style: str, base_url: str) -> tuple[str, ...]:
+    if style == "anthropic":
+        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host.endswith("openrouter.ai"):
+        return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
+    return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+
+
+def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not params:
+        return None
+    cleaned = dict(params)
+    for key in _RESERVED_PARAMS:
+        if key in cleaned:
+            del cleaned[key]
+            logger.warning("request_params: %r is set by the loop itself and was removed", key)
+    return cleaned
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConfigError(message)
+
+
+def _check_answer(pending: Request, answer: Answer) -> None:
+    if answer.id != pending.id:
+        raise ConfigError(
+            f"answer id {answer.id!r} does not match the pending request id {pending.id!r}"
+        )

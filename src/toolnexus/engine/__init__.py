@@ -1,0 +1,1 @@
+"""The agent loop and what surrounds it: retries, hooks, tool calls, deadlines."""

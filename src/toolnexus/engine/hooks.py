@@ -1,0 +1,65 @@
+"""Host hooks around model calls and tool calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .._callbacks import maybe_await
+from ..errors import ConfigError
+from ..types import JSONObject
+
+__all__ = ["Hook", "Hooks", "call_hook"]
+
+Hook = Callable[[JSONObject], Any]
+"""Receives one dict; returns ``None`` or a dict of overrides (or an awaitable of either)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """Callbacks that observe or change a run. Each may be sync or async.
+
+    - ``before_llm({messages, tools, model, turn, style})`` → ``{"messages"?, "tools"?}``:
+      replacements persist for the rest of the run; raising vetoes the call (and the run).
+    - ``after_llm({response, model, turn, style})``: observe the provider reply.
+    - ``before_tool({name, args, id, turn})`` → ``{"result": ToolResult}`` (skip the tool) or
+      ``{"args": dict}`` (rewrite its arguments).
+    - ``after_tool({name, args, result, id, turn})`` → ``{"result": ToolResult}`` (replace it).
+
+    An exception raised by a hook propagates out of the run.
+    """
+
+    before_llm: Hook | None = None
+    after_llm: Hook | None = None
+    before_tool: Hook | None = None
+    after_tool: Hook | None = None
+
+    @classmethod
+    def coerce(cls, value: Hooks | Mapping[str, Hook | None] | None) -> Hooks:
+        """Accept a ``Hooks``, a dict with the same keys, or ``None``."""
+        if value is None:
+            return cls()
+        if isinstance(value, Hooks):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"hooks must be a Hooks or a dict, not {type(value).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ConfigError(
+                f"unknown hook name(s) {', '.join(unknown)}; expected {', '.join(sorted(known))}"
+            )
+        return cls(**value)
+
+
+async def call_hook(hook: Hook | None, payload: JSONObject, *, name: str) -> JSONObject | None:
+    """Call ``hook``; its overrides dict, or ``None``. A non-dict, non-None return is an error."""
+    if hook is None:
+        return None
+    value = await maybe_await(hook, payload)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} hook must return None or a dict, not {type(value).__name__}")
+    return dict(value)

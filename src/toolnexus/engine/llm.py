@@ -1,0 +1,205 @@
+"""One logical LLM call: post the body, retry what may be retried, parse the reply.
+
+The JSON and the SSE wire modes both end in the same ``Turn``; the loop never branches on them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+
+from ..dialects import Dialect, MalformedResponse, Turn
+from ..dialects.sse import SSEDecoder, SSEError
+from ..errors import LLMError
+from ..transport.http import NetworkError, Transport
+from ..types import JSONObject, Usage
+from .retry import RetryPolicy
+
+__all__ = ["ATTEMPT_TIMEOUT", "LLMCaller"]
+
+ATTEMPT_TIMEOUT = 120.0
+"""Seconds per attempt: the whole response (JSON), or each gap between chunks (streaming)."""
+_SNIPPET = 300
+
+
+class _Failure(Exception):
+    """A non-2xx answer, kept until the retry policy has decided."""
+
+    def __init__(self, error: LLMError, retry_after: str | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class LLMCaller:
+    """Posts bodies to one endpoint of one dialect through a transport."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        dialect: Dialect,
+        url: str,
+        policy: RetryPolicy,
+    ) -> None:
+        self.transport = transport
+        self.dialect = dialect
+        self.url = url
+        self.policy = policy
+
+    def usage_of(self, reply: JSONObject) -> Usage:
+        """The usage a raw reply reports (zeros when it cannot be read)."""
+        try:
+            return self.dialect.parse_response(reply, turn=0).usage
+        except MalformedResponse:
+            return Usage()
+
+    async def call(self, body: JSONObject, headers: Mapping[str, str], *, turn: int) -> Turn:
+        """Send ``body`` (JSON mode) and parse the reply, retrying per the policy."""
+        status, text, data = await self._post(body, headers)
+        return self._turn(status, text, data, turn)
+
+    async def call_raw(self, body: JSONObject, headers: Mapping[str, str]) -> JSONObject:
+        """Send ``body`` and return the reply's JSON object, retrying per the policy."""
+        return (await self._post(body, headers))[2]
+
+    async def _post(
+        self, body: JSONObject, headers: Mapping[str, str]
+    ) -> tuple[int, str, JSONObject]:
+        payload = _encode(body)
+        attempt = 0
+        while True:
+            try:
+                resp = await self.transport.request(
+                    "POST", self.url, headers=headers, body=payload, time_limit=ATTEMPT_TIMEOUT
+                )
+            except NetworkError as exc:
+                delay = await self.policy.delay(attempt, status=None, error=exc)
+                if delay is None:
+                    raise LLMError(f"LLM request to {self.url} failed: {exc}") from exc
+            else:
+                text = _redact(resp.text(), headers)
+                if 200 <= resp.status < 300:
+                    return resp.status, text, self._json_object(resp.status, text)
+                failure = self._failure(resp.status, text, resp.headers)
+                delay = await self.policy.delay(
+                    attempt,
+                    status=resp.status,
+                    error=failure.error,
+                    retry_after=failure.retry_after,
+                )
+                if delay is None:
+                    raise failure.error
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def stream(
+        self, body: JSONObject, headers: Mapping[str, str], *, turn: int
+    ) -> AsyncIterator[str | Turn]:
+        """Send ``body`` in streaming mode: yields text deltas, then the assembled ``Turn``.
+
+        Failures before the first event are retried per the policy; after it, they raise.
+        """
+        payload = _encode(body)
+        attempt = 0
+        while True:
+            started = False
+            try:
+                async with self.transport.stream(
+                    "POST", self.url, headers=headers, body=payload, read_timeout=ATTEMPT_TIMEOUT
+                ) as resp:
+                    if not 200 <= resp.status < 300:
+                        text = _redact((await resp.read()).decode("utf-8", "replace"), headers)
+                        raise self._failure(resp.status, text, resp.headers)
+                    if resp.headers.get("Content-Type", "").startswith("application/json"):
+                        # A provider that ignored "stream": answer from the JSON body.
+                        text = _redact((await resp.read()).decode("utf-8", "replace"), headers)
+                        data = self._json_object(resp.status, text)
+                        reply = self._turn(resp.status, text, data, turn)
+                        if reply.text:
+                            yield reply.text
+                        yield reply
+                        return
+                    decoder = SSEDecoder()
+                    parser = self.dialect.stream_parser(turn=turn)
+                    async for chunk in resp.chunks():
+                        for event in decoder.feed(chunk):
+                            started = True
+                            for delta in parser.feed(event):
+                                yield delta
+                        if decoder.done:
+                            break
+                    for event in decoder.close():
+                        started = True
+                        for delta in parser.feed(event):
+                            yield delta
+                    if not started and not decoder.done:
+                        raise NetworkError("the stream ended before its first event")
+                    yield parser.finish()
+                    return
+            except SSEError as exc:
+                raise LLMError(f"malformed stream from {self.url}: {exc}", status=200) from None
+            except NetworkError as exc:
+                if started:
+                    raise LLMError(f"LLM stream from {self.url} broke: {exc}") from exc
+                delay = await self.policy.delay(attempt, status=None, error=exc)
+                if delay is None:
+                    raise LLMError(f"LLM request to {self.url} failed: {exc}") from exc
+            except _Failure as failure:
+                delay = await self.policy.delay(
+                    attempt,
+                    status=failure.error.status,
+                    error=failure.error,
+                    retry_after=failure.retry_after,
+                )
+                if delay is None:
+                    raise failure.error from None
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    def _json_object(self, status: int, text: str) -> JSONObject:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise LLMError(
+                f"malformed response from {self.url} (HTTP {status}): not a JSON object: "
+                f"{text[:_SNIPPET]!r}",
+                status=status,
+                body=text,
+            )
+        return data
+
+    def _turn(self, status: int, text: str, data: JSONObject, turn: int) -> Turn:
+        try:
+            return self.dialect.parse_response(data, turn=turn)
+        except MalformedResponse as exc:
+            raise LLMError(
+                f"malformed {self.dialect.name} response from {self.url} (HTTP {status}): {exc}",
+                status=status,
+                body=text,
+            ) from None
+
+    def _failure(self, status: int, text: str, headers: Mapping[str, str]) -> _Failure:
+        snippet = text[:_SNIPPET] + ("…" if len(text) > _SNIPPET else "")
+        error = LLMError(f"HTTP {status} from {self.url}: {snippet}", status=status, body=text)
+        return _Failure(error, headers.get("Retry-After"))
+
+
+_PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "user-agent"})
+
+
+def _redact(text: str, headers: Mapping[str, str]) -> str:
+    """Providers sometimes echo credentials in an error body; never pass them on."""
+    for name, value in headers.items():
+        if name.lower() in _PUBLIC_HEADERS:
+            continue
+        for secret in {value, value.rpartition(" ")[2]}:
+            if len(secret) >= 8 and secret in text:
+                text = text.replace(secret, "[redacted]")
+    return text
+
+
+def _encode(body: JSONObject) -> bytes:
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

@@ -1,0 +1,333 @@
+"""THE agent loop: one async generator of events behind ``run``, ``stream`` and ``ask``.
+
+Per turn: ``before_llm`` → build the body → one LLM call (with retries) → ``after_llm`` →
+``usage`` event → if the model asked for tools: ``tool_call`` events, run them concurrently,
+settle them in call order (suspensions included), append their results → next turn.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._callbacks import maybe_await
+from ..cancel import CancelToken
+from ..dialects import Dialect, ToolUse, Turn
+from ..events import (
+    DoneEvent,
+    Event,
+    PendingEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    UsageEvent,
+)
+from ..metrics import Metrics
+from ..suspension import Answer, Request, pending_of
+from ..toolkit import Toolkit
+from ..types import ConversationStore, JSONObject, RunResult, RunStatus, ToolCall, ToolResult, Usage
+from .hooks import Hooks, call_hook
+from .llm import LLMCaller
+from .resume import resumable_turn
+from .scope import RunScope, guarded
+from .tool_calls import ToolRunner
+
+__all__ = ["Engine", "RunInput"]
+
+WaitFor = Callable[[Request], Any]
+
+
+@dataclass(slots=True)
+class RunInput:
+    """Everything one run needs beyond the client's configuration."""
+
+    prompt: str | None
+    toolkit: Toolkit | None
+    history: list[JSONObject] | None = None
+    conversation_id: str | None = None
+    cancel: CancelToken | None = None
+    stream: bool = False
+    resume: tuple[Request, Answer] | None = None
+    """Set by ``run_with_answer``: the halted request and the host's answer."""
+
+
+@dataclass(slots=True)
+class _RunState:
+    started: float
+    messages: list[JSONObject] = field(default_factory=list)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    halted: Request | None = None
+    turn_results: list[tuple[str, ToolResult]] = field(default_factory=list)
+
+    def record(self, use: ToolUse, args: JSONObject, result: ToolResult) -> None:
+        self.tool_calls.append(
+            ToolCall(use.id, use.name, args, result.output, result.is_error, result.metadata)
+        )
+
+
+@dataclass(slots=True)
+class Engine:
+    """A client's fixed configuration, and the loop that runs on it."""
+
+    dialect: Dialect
+    caller: LLMCaller
+    model: str
+    system_prompt: str
+    max_turns: int
+    hooks: Hooks
+    metrics: Metrics
+    store: ConversationStore
+    headers: Callable[[], dict[str, str]]
+    """Resolves the request headers (and the API key) at the start of each run."""
+    wait_for: WaitFor | None = None
+    request_params: Mapping[str, Any] | None = None
+    body_transform: Callable[[JSONObject], Any] | None = None
+    timeout_ms: float | None = None
+
+    def events(self, run: RunInput) -> AsyncIterator[Event]:
+        """The run as a stream of events, under its deadline and cancel token."""
+        scope = RunScope(run.cancel, self.timeout_ms)
+        state = _RunState(started=time.perf_counter())
+
+        async def on_error(exc: BaseException) -> None:
+            await self.metrics.run(
+                model=self.model,
+                turns=state.turns,
+                tool_calls=len(state.tool_calls),
+                total_tokens=state.usage.total_tokens,
+                ms=_ms_since(state.started),
+                error=str(exc) or type(exc).__name__,
+            )
+
+        return guarded(self._loop(run, state, scope), scope, on_error)
+
+    async def _loop(
+        self, run: RunInput, state: _RunState, scope: RunScope
+    ) -> AsyncGenerator[Event, None]:
+        headers = self.headers()
+        toolkit = run.toolkit
+        runner = ToolRunner(toolkit, self.hooks, self.metrics, scope)
+        tools = self.dialect.tool_schemas(toolkit.tools()) if toolkit is not None else []
+        skills = toolkit.skills_prompt() if toolkit is not None else ""
+        system = "\n\n".join(p for p in (self.system_prompt, skills) if p)
+        state.messages = await self._seed(run)
+        if run.resume is None:
+            if self.dialect.system_in_messages and system and not state.messages:
+                state.messages.append({"role": "system", "content": system})
+            state.messages.append({"role": "user", "content": run.prompt})
+        else:
+            async for event in self._resume(run.resume, runner, state):
+                yield event
+            if state.halted is not None:
+                yield await self._done(run, state, "pending", state.halted.prompt)
+                return
+
+        last: Turn | None = None
+        for turn in range(self.max_turns):
+            override = await call_hook(
+                self.hooks.before_llm,
+                {
+                    "messages": state.messages,
+                    "tools": tools,
+                    "model": self.model,
+                    "turn": turn,
+                    "style": self.dialect.name,
+                },
+                name="before_llm",
+            )
+            if override:
+                if override.get("messages") is not None:
+                    state.messages = list(override["messages"])
+                if "tools" in override:
+                    tools = list(override["tools"] or [])
+            body = await self._body(state.messages, tools, system, run.stream)
+            reply: Turn | None = None
+            async for item in self._call_llm(body, headers, turn, run.stream):
+                if isinstance(item, str):
+                    yield TextEvent(item)
+                else:
+                    reply = item
+            assert reply is not None
+            state.turns += 1
+            state.usage += reply.usage
+            state.messages.append(reply.message)
+            await call_hook(
+                self.hooks.after_llm,
+                {
+                    "response": reply.response,
+                    "model": self.model,
+                    "turn": turn,
+                    "style": self.dialect.name,
+                },
+                name="after_llm",
+            )
+            yield UsageEvent(state.usage)
+            if not reply.tool_uses:
+                yield await self._done(run, state, "done", reply.text)
+                return
+            async for event in self._tool_turn(runner, reply.tool_uses, turn, state):
+                yield event
+            state.messages.extend(self.dialect.tool_results(state.turn_results))
+            if state.halted is not None:
+                yield await self._done(run, state, "pending", state.halted.prompt)
+                return
+            last = reply
+        text = self.dialect.incomplete_text(last.message if last is not None else None)
+        yield await self._done(run, state, "incomplete", text, limit="maxTurns")
+
+    async def _seed(self, run: RunInput) -> list[JSONObject]:
+        if run.history is not None:
+            return list(run.history)
+        if run.conversation_id is not None:
+            return list(await self.store.get(run.conversation_id) or [])
+        return []
+
+    async def _body(
+        self, messages: list[JSONObject], tools: list[JSONObject], system: str, stream: bool
+    ) -> JSONObject:
+        body = self.dialect.build_body(
+            messages, tools, model=self.model, system=system, stream=stream
+        )
+        if self.request_params:
+            body.update(self.request_params)
+        if self.body_transform is not None:
+            replaced = await maybe_await(self.body_transform, body)
+            if replaced is not None:
+                body = replaced
+        return body
+
+    async def _call_llm(
+        self, body: JSONObject, headers: dict[str, str], turn: int, stream: bool
+    ) -> AsyncIterator[str | Turn]:
+        """One logical model call (text deltas, then the turn), with its ``llm`` metric."""
+        started = time.perf_counter()
+        try:
+            if stream:
+                async for item in self.caller.stream(body, headers, turn=turn):
+                    yield item
+                    if isinstance(item, Turn):
+                        reply = item
+            else:
+                reply = await self.caller.call(body, headers, turn=turn)
+                yield reply
+        except GeneratorExit:
+            raise
+        except BaseException:
+            await self.metrics.llm(model=self.model, ok=False, ms=_ms_since(started))
+            raise
+        await self.metrics.llm(
+            model=self.model,
+            ok=True,
+            ms=_ms_since(started),
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+        )
+
+    async def _tool_turn(
+        self, runner: ToolRunner, uses: list[ToolUse], turn: int, state: _RunState
+    ) -> AsyncIterator[Event]:
+        """Announce, run and settle one turn's calls; leaves the results in ``turn_results``."""
+        for use in uses:
+            yield ToolCallEvent(use.id, use.name, use.args)
+        outcomes = await runner.run_all(uses, turn)
+        results: list[tuple[str, ToolResult]] = []
+        for use, outcome in zip(uses, outcomes, strict=True):
+            result = outcome.result
+            request = pending_of(result)
+            if request is not None:
+                if state.halted is not None:
+                    continue  # a later suspension: it suspends again after the resume
+                if self.wait_for is None:
+                    request = _stamp(request, use.id)
+                    result = ToolResult(
+                        result.output, True, {**(result.metadata or {}), "pending": request}
+                    )
+                    yield PendingEvent(request)
+                    state.halted = request
+                    state.record(use, outcome.args, result)
+                    results.append((use.id, result))
+                    continue
+                yield PendingEvent(request)
+                result = await self._answer(runner, use, outcome.args, request, turn)
+            state.record(use, outcome.args, result)
+            results.append((use.id, result))
+            yield ToolResultEvent(use.id, use.name, result.output, result.is_error)
+        state.turn_results = results
+
+    async def _answer(
+        self, runner: ToolRunner, use: ToolUse, args: JSONObject, request: Request, turn: int
+    ) -> ToolResult:
+        """Ask the host's ``wait_for``; run the call once more when the answer is ok."""
+        assert self.wait_for is not None
+        answer = await maybe_await(self.wait_for, request)
+        if not isinstance(answer, Answer) or not answer.ok:
+            return ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+        return await runner.run_again(use, args, answer, request, turn)
+
+    async def _resume(
+        self, resume: tuple[Request, Answer], runner: ToolRunner, state: _RunState
+    ) -> AsyncIterator[Event]:
+        """Settle the halted turn of a history: the answered call, then the unanswered ones."""
+        request, answer = resume
+        turn = resumable_turn(self.dialect, state.messages, request)
+        if answer.ok:
+            result = await runner.run_again(turn.halted, turn.halted.args, answer, request, 0)
+        else:
+            result = ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+        state.record(turn.halted, turn.halted.args, result)
+        yield ToolResultEvent(turn.halted.id, turn.halted.name, result.output, result.is_error)
+        settled = {**turn.results, turn.halted.id: result}
+        if turn.unanswered:
+            async for event in self._tool_turn(runner, turn.unanswered, 0, state):
+                yield event
+            settled.update(state.turn_results)
+        ordered = [(use.id, settled[use.id]) for use in turn.calls if use.id in settled]
+        del state.messages[turn.results_start :]
+        state.messages.extend(self.dialect.tool_results(ordered))
+
+    async def _done(
+        self,
+        run: RunInput,
+        state: _RunState,
+        status: RunStatus,
+        text: str,
+        *,
+        limit: str | None = None,
+    ) -> DoneEvent:
+        result = RunResult(
+            text=text,
+            messages=state.messages,
+            tool_calls=state.tool_calls,
+            tool_call_count=len(state.tool_calls),
+            turns=state.turns,
+            usage=state.usage,
+            model=self.model,
+            status=status,
+            limit=limit,
+            pending=state.halted if status == "pending" else None,
+        )
+        if run.conversation_id is not None:
+            await self.store.save(run.conversation_id, state.messages)
+        await self.metrics.run(
+            model=self.model,
+            turns=state.turns,
+            tool_calls=len(state.tool_calls),
+            total_tokens=state.usage.total_tokens,
+            ms=_ms_since(state.started),
+            status=status,
+        )
+        return DoneEvent(result)
+
+
+def _stamp(request: Request, call_id: str) -> Request:
+    """The request with the halted call's id in ``data["toolCallId"]`` (for the resume)."""
+    data = {**(request.data or {}), "toolCallId": call_id}
+    return Request(request.id, request.kind, request.prompt, request.url, data, request.expires_at)
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

@@ -1,0 +1,77 @@
+"""Which failed LLM attempts are retried, and how long to wait before the next one."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .._callbacks import maybe_await
+
+__all__ = ["RETRYABLE_STATUSES", "ErrorInfo", "RetryPolicy", "parse_retry_after"]
+
+RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+_MAX_RETRY_AFTER = 2_147_483_647
+_JITTER_MS = 100.0
+
+ErrorDecision = Literal["retry", "fail"]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A failed LLM attempt, as shown to an ``on_error`` classifier."""
+
+    attempt: int
+    """0-based: the first failed attempt is 0."""
+    retryable: bool
+    """What the default policy would decide (retryable status or network error)."""
+    status: int | None = None
+    error: BaseException | None = None
+
+
+def parse_retry_after(value: str | None) -> int | None:
+    """Seconds to wait from a ``Retry-After`` value, or ``None`` to use the backoff delay.
+
+    Only a plain run of ASCII digits (surrounding spaces and tabs ignored) up to 2147483647 is
+    honoured; signs, fractions, HTTP-dates and anything else fall back to backoff.
+    """
+    if value is None:
+        return None
+    text = value.strip(" \t")
+    if not text or not text.isascii() or not text.isdigit():
+        return None
+    seconds = int(text)
+    return seconds if seconds <= _MAX_RETRY_AFTER else None
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """At most ``retries + 1`` attempts; exponential backoff with jitter between them."""
+
+    retries: int = 2
+    base_ms: float = 500.0
+    on_error: Callable[[ErrorInfo], Any] | None = None
+
+    async def delay(
+        self,
+        attempt: int,
+        *,
+        status: int | None,
+        error: BaseException,
+        retry_after: str | None = None,
+    ) -> float | None:
+        """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up."""
+        retryable = status is None or status in RETRYABLE_STATUSES
+        decision: object = "retry" if retryable else "fail"
+        if self.on_error is not None:
+            info = ErrorInfo(attempt=attempt, retryable=retryable, status=status, error=error)
+            decision = await maybe_await(self.on_error, info)
+        if decision != "retry" or attempt >= self.retries:
+            return None
+        if status is not None:
+            honoured = parse_retry_after(retry_after)
+            if honoured is not None:
+                return float(honoured)
+        backoff_ms: float = self.base_ms * 2**attempt + random.uniform(0.0, _JITTER_MS)
+        return backoff_ms / 1000.0

@@ -1,0 +1,147 @@
+"""Executing one turn's tool calls: concurrently, through the hooks, results in call order."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ..dialects import ToolUse
+from ..metrics import Metrics
+from ..suspension import Answer, Request, pending_of
+from ..toolkit import Toolkit
+from ..types import JSONObject, ToolContext, ToolResult, ToolSource
+from .hooks import Hooks, call_hook
+from .scope import RunScope
+
+__all__ = ["Outcome", "ToolRunner", "gather_in_order"]
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A call's arguments as actually used, and its result (possibly a suspension)."""
+
+    args: JSONObject
+    result: ToolResult
+
+
+class ToolRunner:
+    """Runs tool calls for one run: hooks, execution, metric events."""
+
+    def __init__(
+        self, toolkit: Toolkit | None, hooks: Hooks, metrics: Metrics, scope: RunScope
+    ) -> None:
+        self._toolkit = toolkit
+        self._hooks = hooks
+        self._metrics = metrics
+        self._scope = scope
+
+    async def run_all(self, uses: Sequence[ToolUse], turn: int) -> list[Outcome]:
+        """Run every call concurrently; outcomes come back in call order."""
+        return await gather_in_order([self.run_one(use, turn) for use in uses])
+
+    async def run_one(self, use: ToolUse, turn: int) -> Outcome:
+        """``before_tool`` → execute → ``after_tool`` (not on a suspension), metered."""
+        started = time.perf_counter()
+        if use.error is not None:
+            result = ToolResult(use.error, is_error=True)
+            await self._meter(use.name, result, started)
+            return Outcome({}, result)
+        args = use.args
+        override = await call_hook(
+            self._hooks.before_tool,
+            {"name": use.name, "args": args, "id": use.id, "turn": turn},
+            name="before_tool",
+        )
+        if override and isinstance(override.get("result"), ToolResult):
+            result = override["result"]
+            await self._meter(use.name, result, started)
+            return Outcome(args, result)
+        if override and isinstance(override.get("args"), dict):
+            args = override["args"]
+        result = await self._execute(use.name, args, self.context())
+        if pending_of(result) is None:
+            result = await self._after_tool(use, args, result, turn)
+        await self._meter(use.name, result, started)
+        return Outcome(args, result)
+
+    async def run_again(
+        self, use: ToolUse, args: JSONObject, answer: Answer, request: Request, turn: int
+    ) -> ToolResult:
+        """Execute a suspended call once more with the host's answer (no ``before_tool``)."""
+        started = time.perf_counter()
+        result = await self._execute(use.name, args, self.context(answer))
+        if pending_of(result) is not None:
+            await self._meter(use.name, result, started)
+            return ToolResult(f"unresolved: {request.prompt}", is_error=True)
+        result = await self._after_tool(use, args, result, turn)
+        await self._meter(use.name, result, started)
+        return result
+
+    def context(self, answer: Answer | None = None) -> ToolContext:
+        return ToolContext(
+            cancel=self._scope.cancel, timeout=self._scope.remaining(), answer=answer
+        )
+
+    async def _execute(self, name: str, args: JSONObject, ctx: ToolContext) -> ToolResult:
+        if self._toolkit is None:
+            return ToolResult(f"Unknown tool: {name}", is_error=True)
+        return await self._toolkit.execute(name, args, ctx)
+
+    async def _after_tool(
+        self, use: ToolUse, args: JSONObject, result: ToolResult, turn: int
+    ) -> ToolResult:
+        override = await call_hook(
+            self._hooks.after_tool,
+            {"name": use.name, "args": args, "result": result, "id": use.id, "turn": turn},
+            name="after_tool",
+        )
+        if override and isinstance(override.get("result"), ToolResult):
+            return override["result"]  # type: ignore[no-any-return]
+        return result
+
+    async def _meter(self, name: str, result: ToolResult, started: float) -> None:
+        if not self._metrics.enabled:
+            return
+        suspended = pending_of(result) is not None
+        await self._metrics.tool(
+            tool=name,
+            source=self._source(name),
+            is_error=result.is_error and not suspended,
+            ms=(time.perf_counter() - started) * 1000.0,
+            pending=suspended,
+        )
+
+    def _source(self, name: str) -> ToolSource:
+        found = self._toolkit.get(name) if self._toolkit is not None else None
+        return found.source if found is not None else "custom"
+
+
+async def gather_in_order(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
+    """Await coroutines concurrently; results in the given order.
+
+    The first exception cancels the others (after they are cancelled and awaited, it is
+    raised as itself, not as a group); cancelling the caller cancels them all.
+    """
+    if len(coros) == 1:
+        return [await coros[0]]
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        failed = next((t for t in tasks if t in done and not t.cancelled() and t.exception()), None)
+        if failed is not None:
+            raise failed.exception()  # type: ignore[misc]
+        return [t.result() for t in tasks]
+    finally:
+        pending = [t for t in tasks if not t.done()]
+        for t in pending:
+            t.cancel()
+        if pending:
+            await asyncio.wait(pending)
+        for t in tasks:  # mark every failure as seen; only the first is raised
+            if not t.cancelled():
+                t.exception()

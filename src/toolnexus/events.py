@@ -1,0 +1,105 @@
+"""What a run reports as it goes: the event vocabulary of ``stream`` and ``on_event``.
+
+Within a turn the order is: text deltas → ``usage`` → every ``tool_call`` → per call, in call
+order, (``pending`` then) ``tool_result`` → the next turn. ``done`` comes once, last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal, TypeAlias
+
+from .suspension import Request
+from .types import JSONObject, RunResult, Usage
+
+__all__ = [
+    "DoneEvent",
+    "Event",
+    "PendingEvent",
+    "TextEvent",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "UsageEvent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextEvent:
+    """A piece of assistant text, as it streams in (``stream`` only)."""
+
+    type: ClassVar[Literal["text"]] = "text"
+    delta: str
+
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "delta": self.delta}
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    """After every LLM round trip: the run's token usage so far."""
+
+    type: ClassVar[Literal["usage"]] = "usage"
+    usage: Usage
+
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "usage": self.usage.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    """A call the model asked for, before any call of its turn runs."""
+
+    type: ClassVar[Literal["tool_call"]] = "tool_call"
+    id: str
+    name: str
+    args: JSONObject
+
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "id": self.id, "name": self.name, "args": self.args}
+
+
+@dataclass(frozen=True, slots=True)
+class PendingEvent:
+    """A call suspended on ``request`` (before ``wait_for`` runs or the run halts)."""
+
+    type: ClassVar[Literal["pending"]] = "pending"
+    request: Request
+
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "request": self.request.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A call's final result (after any suspension was resolved)."""
+
+    type: ClassVar[Literal["tool_result"]] = "tool_result"
+    id: str
+    name: str
+    output: str
+    is_error: bool
+
+    def to_dict(self) -> JSONObject:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "output": self.output,
+            "isError": self.is_error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    """The run returned; ``result`` is what ``run`` returns."""
+
+    type: ClassVar[Literal["done"]] = "done"
+    result: RunResult
+
+    def to_dict(self) -> JSONObject:
+        return {"type": self.type, "result": self.result.to_dict()}
+
+
+Event: TypeAlias = (
+    TextEvent | UsageEvent | ToolCallEvent | PendingEvent | ToolResultEvent | DoneEvent
+)
