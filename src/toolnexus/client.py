@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping
+from contextlib import aclosing
 from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -210,7 +211,7 @@ class Client:
         history: list[JSONObject] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """The same loop as ``run`` over the streaming wire format, as events.
 
         Yields text deltas as they arrive; the last event is ``DoneEvent`` with the result.
@@ -332,20 +333,21 @@ class Client:
 
     async def _drain(
         self,
-        events: AsyncIterator[Event],
+        events: AsyncGenerator[Event, None],
         on_event: Callable[[Event], Any] | None,
         on_text: Callable[[str], Any] | None = None,
     ) -> RunResult:
         result: RunResult | None = None
-        async for event in events:
-            if isinstance(event, TextEvent):
-                if on_text is not None:
-                    await call_quietly(on_text, event.delta, what="on_text")
-                continue
-            if isinstance(event, DoneEvent):
-                result = event.result
-            if on_event is not None:
-                await call_quietly(on_event, event, what="on_event")
+        async with aclosing(events):
+            async for event in events:
+                if isinstance(event, TextEvent):
+                    if on_text is not None:
+                        await call_quietly(on_text, event.delta, what="on_text")
+                    continue
+                if isinstance(event, DoneEvent):
+                    result = event.result
+                if on_event is not None:
+                    await call_quietly(on_event, event, what="on_event")
         assert result is not None, "the loop ended without a done event"
         return result
 

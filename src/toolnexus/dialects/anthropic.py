@@ -195,8 +195,9 @@ class _AnthropicStream:
         tool_uses: list[ToolUse] = []
         for index, block in sorted(self._blocks.items()):
             if block.get("type") == "text":
-                texts.append(str(block.get("text") or ""))
-                content.append({"type": "text", "text": texts[-1]})
+                if block.get("text"):  # the API rejects empty text blocks sent back to it
+                    texts.append(str(block["text"]))
+                    content.append({"type": "text", "text": texts[-1]})
             elif block.get("type") == "tool_use":
                 call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
                 args, error = parse_arguments(name, "".join(self._json.get(index, ())))

@@ -104,12 +104,25 @@ def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:
     if raw is None or raw == "":
         return {}, None
     if not isinstance(raw, str):
-        return {}, f"invalid arguments for {name}: expected a JSON object, got {type(raw).__name__}"
+        return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(raw)}"
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
         return {}, f"invalid arguments for {name}: {exc}"
     if not isinstance(value, dict):
-        kind = "array" if isinstance(value, list) else type(value).__name__
-        return {}, f"invalid arguments for {name}: expected a JSON object, got {kind}"
+        return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(value)}"
     return value, None
+
+
+def _json_kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return type(value).__name__

@@ -37,6 +37,8 @@ class SSEDecoder:
         if self.done:
             return []
         buffer = self._buffer + chunk if self._buffer else chunk
+        if self._events == 0 and buffer.startswith(b"\xef\xbb\xbf"):
+            buffer = buffer[3:]  # a byte-order mark before the first event
         out: list[JSONObject] = []
         pos = 0
         while not self.done:

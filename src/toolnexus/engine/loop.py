@@ -88,7 +88,7 @@ class Engine:
     body_transform: Callable[[JSONObject], Any] | None = None
     timeout_ms: float | None = None
 
-    def events(self, run: RunInput) -> AsyncIterator[Event]:
+    def events(self, run: RunInput) -> AsyncGenerator[Event, None]:
         """The run as a stream of events, under its deadline and cancel token."""
         scope = RunScope(run.cancel, self.timeout_ms)
         state = _RunState(started=time.perf_counter())

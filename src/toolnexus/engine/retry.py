@@ -41,7 +41,10 @@ def parse_retry_after(value: str | None) -> int | None:
     text = value.strip(" \t")
     if not text or not text.isascii() or not text.isdigit():
         return None
-    seconds = int(text)
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(_MAX_RETRY_AFTER)):  # out of range; also spares int() huge input
+        return None
+    seconds = int(digits)
     return seconds if seconds <= _MAX_RETRY_AFTER else None
 
 

@@ -11,7 +11,7 @@ the caller holds an event, nothing is cancelled: the next step raises instead.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
 from ..cancel import CancelToken
@@ -110,7 +110,7 @@ async def guarded(
     inner: AsyncGenerator[T, None],
     scope: RunScope,
     on_error: Callable[[BaseException], Awaitable[None]],
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """Drive ``inner`` under ``scope``; ``on_error`` sees any exception before it propagates."""
     try:
         scope.start()

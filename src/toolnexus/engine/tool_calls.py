@@ -127,8 +127,8 @@ async def gather_in_order(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
     The first exception cancels the others (after they are cancelled and awaited, it is
     raised as itself, not as a group); cancelling the caller cancels them all.
     """
-    if len(coros) == 1:
-        return [await coros[0]]
+    if len(coros) <= 1:
+        return [await c for c in coros]
     tasks = [asyncio.ensure_future(c) for c in coros]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
