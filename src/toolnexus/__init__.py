@@ -6,6 +6,8 @@ one client that runs the tool-calling loop against OpenAI- or Anthropic-style en
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client
 from .engine.hooks import Hooks
@@ -22,7 +24,6 @@ from .events import (
 )
 from .schemas import to_anthropic, to_gemini, to_openai
 from .stores.memory import InMemoryConversationStore
-from .stores.sqlite import SqliteConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
 from .tools.http import http_tool
@@ -49,6 +50,9 @@ from .types import (
     Usage,
     sanitize,
 )
+
+if TYPE_CHECKING:
+    from .stores.sqlite import SqliteConversationStore
 
 __version__ = "0.1.0"
 
@@ -107,3 +111,12 @@ __all__ = [
     "to_openai",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The SQLite store loads on first use, so `import toolnexus` does not import sqlite3.
+    if name == "SqliteConversationStore":
+        from .stores import sqlite
+
+        return sqlite.SqliteConversationStore
+    raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")

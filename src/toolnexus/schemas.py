@@ -37,7 +37,6 @@ def to_gemini(tools: Sequence[Tool]) -> list[JSONObject]:
     if not tools:
         return []
     declarations = [
-        {"name": t.name, "description": t.description, "parameters": t.input_schema}
-        for t in tools
+        {"name": t.name, "description": t.description, "parameters": t.input_schema} for t in tools
     ]
     return [{"functionDeclarations": declarations}]

@@ -33,7 +33,7 @@ JSONObject: TypeAlias = dict[str, Any]
 ToolSource = Literal["mcp", "skill", "native", "http", "builtin", "a2a", "agent", "custom"]
 RunStatus = Literal["done", "pending", "incomplete"]
 
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -77,7 +77,7 @@ class Tool:
     execute: ToolExecute = field(repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _TOOL_NAME.match(self.name):
+        if not isinstance(self.name, str) or not _TOOL_NAME.fullmatch(self.name):
             raise ValueError(
                 f"invalid tool name {self.name!r}: use only letters, digits, '_' and '-' "
                 f"(toolnexus.sanitize() converts a name)"

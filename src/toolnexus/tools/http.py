@@ -113,7 +113,7 @@ def _fill_url(template: str, args: JSONObject) -> str:
     def substitute(match: re.Match[str]) -> str:
         key = match.group(1)
         used.add(key)
-        return quote(_query_value(args[key]), safe="") if key in args else ""
+        return quote(str(args[key]), safe="") if key in args else ""
 
     url = _PLACEHOLDER.sub(substitute, template)
     for key in used:

@@ -109,10 +109,7 @@ def to_tool_result(value: object) -> ToolResult:
 
 def infer_schema(fn: Callable[..., Any]) -> JSONObject:
     """A JSON Schema for ``fn``'s parameters, from its annotations."""
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:
-        hints = {}
+    hints = _type_hints(fn)
     properties: JSONObject = {}
     required: list[str] = []
     for param in inspect.signature(fn).parameters.values():
@@ -127,6 +124,24 @@ def infer_schema(fn: Callable[..., Any]) -> JSONObject:
         schema["required"] = required
     schema["additionalProperties"] = False
     return schema
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Resolved annotations; when one cannot be resolved, the others still are."""
+    try:
+        return typing.get_type_hints(fn)
+    except Exception:
+        pass
+    hints: dict[str, Any] = {}
+    namespace = getattr(fn, "__globals__", {})
+    for name, annotation in getattr(fn, "__annotations__", {}).items():
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, namespace)  # what get_type_hints does per name
+            except Exception:
+                continue
+        hints[name] = annotation
+    return hints
 
 
 def _schema_for(annotation: Any) -> JSONObject:

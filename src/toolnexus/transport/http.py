@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import aiohttp
@@ -140,7 +140,7 @@ class AiohttpTransport:
         try:
             async with self._client().request(
                 method,
-                url,
+                _yarl_url(url),
                 headers=dict(headers),
                 data=body,
                 timeout=aiohttp.ClientTimeout(total=time_limit),
@@ -167,7 +167,7 @@ class AiohttpTransport:
         )
         try:
             resp = await self._client().request(
-                method, url, headers=dict(headers), data=body, timeout=timeout
+                method, _yarl_url(url), headers=dict(headers), data=body, timeout=timeout
             )
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
@@ -283,6 +283,13 @@ class _HttpxStream:
                 yield chunk
         except httpx.TransportError as exc:
             raise NetworkError(_describe(exc)) from exc
+
+
+def _yarl_url(url: str) -> Any:
+    """An aiohttp URL that keeps our percent-encoding as is (``%26`` stays ``%26``)."""
+    from yarl import URL
+
+    return URL(url, encoded=url.isascii())
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,0 +1,218 @@
+"""The SQLite conversation store: durable transcripts in one file that processes may share.
+
+Layout (created on first use, evolved by named migrations recorded in ``schema_migrations``)::
+
+    conversations(id TEXT PRIMARY KEY, messages TEXT NOT NULL, updated_at TEXT NOT NULL)
+
+``messages`` is the transcript as compact JSON text and ``updated_at`` an RFC 3339 UTC time.
+The database runs in WAL mode with a 5000 ms busy timeout, so readers never block the writer
+and concurrent writers (coroutines, threads or processes) wait for each other instead of
+failing. Every blocking call runs in a worker thread on a connection of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+from .._json import compact_json
+from ..errors import ConfigError, ToolnexusError
+from ..types import JSONObject
+
+__all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
+
+logger = logging.getLogger("toolnexus")
+
+_T = TypeVar("_T")
+
+BUSY_TIMEOUT_MS = 5000
+"""How long a connection waits for another writer's lock before giving up."""
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_create_conversations",
+        "CREATE TABLE IF NOT EXISTS conversations ("
+        "id TEXT PRIMARY KEY, messages TEXT NOT NULL, updated_at TEXT NOT NULL)",
+    ),
+)
+"""Schema changes in the order they apply, each under a name that is never reused."""
+
+_CREATE_MIGRATIONS = (
+    "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+)
+_SELECT = "SELECT messages FROM conversations WHERE id = ?"
+_UPSERT = (
+    "INSERT INTO conversations (id, messages, updated_at) VALUES (?, ?, ?) "
+    "ON CONFLICT(id) DO UPDATE SET messages = excluded.messages, updated_at = excluded.updated_at"
+)
+_DELETE = "DELETE FROM conversations WHERE id = ?"
+
+
+class SqliteConversationStore:
+    """Transcripts in a SQLite file (stdlib ``sqlite3``), one row per conversation id.
+
+    The file and its parent directories are created on first use. Many coroutines of one event
+    loop and several processes may use the same file at once; the last ``save`` of an id wins.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        if str(path) in ("", ":memory:"):
+            raise ConfigError(
+                "SqliteConversationStore needs a file path; use InMemoryConversationStore "
+                "for a store that lives in memory"
+            )
+        self._path = Path(path).expanduser().absolute()  # immune to later chdir()
+        self._ready = False
+        self._ready_lock = threading.Lock()
+        self._closed = False
+
+    @property
+    def path(self) -> Path:
+        """The database file, as an absolute path."""
+        return self._path
+
+    async def get(self, id: str) -> list[JSONObject] | None:
+        """The transcript saved under ``id``, or ``None`` when the id is unknown.
+
+        Raises ``ToolnexusError`` naming the id and the file when the stored text is not a
+        JSON array of message objects.
+        """
+
+        def read(conn: sqlite3.Connection) -> list[JSONObject] | None:
+            row = conn.execute(_SELECT, (id,)).fetchone()
+            return None if row is None else self._decode(id, row[0])
+
+        return await self._call("read", id, read)
+
+    async def save(self, id: str, messages: list[JSONObject]) -> None:
+        """Replace the transcript stored under ``id`` (one upsert in its own transaction)."""
+        text = _encode(id, messages)
+        stamp = _utc_now()
+        await self._call("save", id, lambda conn: conn.execute(_UPSERT, (id, text, stamp)))
+
+    async def delete(self, id: str) -> None:
+        """Remove the transcript stored under ``id``; an unknown id is not an error."""
+        await self._call("delete", id, lambda conn: conn.execute(_DELETE, (id,)))
+
+    async def close(self) -> None:
+        """Stop accepting calls. Connections live only for one call, so nothing stays open.
+
+        Calling it more than once is harmless.
+        """
+        self._closed = True
+
+    async def _call(self, what: str, id: str, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        if self._closed:
+            raise ToolnexusError(f"{self!r} is closed")
+        try:
+            return await asyncio.to_thread(self._run, op)
+        except sqlite3.Error as exc:
+            exc.add_note(f"while trying to {what} conversation {id!r} in {self._path}")
+            raise
+
+    def _run(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
+        """In a worker thread: prepare the file once, then run ``op`` on a fresh connection.
+
+        The connection is in autocommit mode, so each statement is its own transaction.
+        """
+        if not self._ready:
+            self._prepare()
+        conn = self._connect()
+        try:
+            return op(conn)
+        finally:
+            conn.close()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _prepare(self) -> None:
+        """Create the directory, switch to WAL and apply missing migrations (once per store)."""
+        with self._ready_lock:
+            if self._ready:
+                return
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self._connect()
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if str(mode).lower() != "wal":
+                    logger.warning("SQLite store %s runs in %s mode, not WAL", self._path, mode)
+                _migrate(conn)
+            finally:
+                conn.close()
+            self._ready = True
+
+    def _decode(self, id: str, text: str) -> list[JSONObject]:
+        where = f"conversation {id!r} in {self._path}"
+        try:
+            messages = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise ToolnexusError(f"{where} is corrupt: not valid JSON ({exc})") from None
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise ToolnexusError(f"{where} is corrupt: not a JSON array of message objects")
+        return messages
+
+    def __repr__(self) -> str:
+        return f"SqliteConversationStore({str(self._path)!r})"
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Apply every migration not yet recorded, in one write transaction.
+
+    ``BEGIN IMMEDIATE`` takes the write lock first, so when several processes open a new file
+    at once exactly one applies each migration and the others find it recorded.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(_CREATE_MIGRATIONS)
+        applied = {name for (name,) in conn.execute("SELECT name FROM schema_migrations")}
+        for name, sql in MIGRATIONS:
+            if name not in applied:
+                conn.execute(sql)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                    (name, _utc_now()),
+                )
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _encode(id: str, messages: list[JSONObject]) -> str:
+    """Compact JSON text of a transcript, taken on the caller's thread (a snapshot).
+
+    A string holding a lone surrogate (half of a split emoji) cannot be stored as UTF-8; such a
+    transcript is written with ``\\u`` escapes instead, which reads back identically.
+    """
+    try:
+        text = compact_json(messages)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"conversation {id!r}: messages are not JSON-serialisable ({exc})"
+        ) from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(messages, separators=(",", ":"))
+    return text
+
+
+def _utc_now() -> str:
+    """The current time as RFC 3339 UTC with milliseconds, e.g. ``2025-01-31T12:00:00.000Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
