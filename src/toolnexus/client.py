@@ -189,10 +189,18 @@ class Client:
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
-        """Blocking ``run`` (on a fresh event loop); ``RuntimeError`` inside a running loop."""
+        """Blocking ``run`` (on a fresh event loop); ``RuntimeError`` inside a running loop.
+
+        Not available with an injected ``http_client``, which belongs to its own event loop.
+        """
+        if self._transport.injected:
+            raise ConfigError(
+                "run_sync needs its own event loop, but this client uses an injected "
+                "http_client bound to another one; await client.run(...) instead"
+            )
         return run_blocking(
             self._released(
-                self.run(
+                lambda: self.run(
                     prompt,
                     toolkit,
                     history=history,
@@ -351,10 +359,14 @@ class Client:
         assert result is not None, "the loop ended without a done event"
         return result
 
-    async def _released(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Await ``coro``, then close the session bound to this (temporary) event loop."""
+    async def _released(self, start: Callable[[], Coroutine[Any, Any, T]]) -> T:
+        """Await ``start()``, then close the session bound to this (temporary) event loop.
+
+        Takes a factory so that nothing is created when ``run_blocking`` refuses to run (a
+        coroutine created and never awaited would be reported as a ``RuntimeWarning``).
+        """
         try:
-            return await coro
+            return await start()
         finally:
             await self._transport.aclose()
 
@@ -409,7 +421,7 @@ def _key_variables(style: str, base_url: str) -> tuple[str, ...]:
     if style == "anthropic":
         return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
     host = (urlsplit(base_url).hostname or "").lower()
-    if host.endswith("openrouter.ai"):
+    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
         return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
     return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
 

@@ -61,10 +61,10 @@ class AnthropicDialect:
         assert isinstance(body, dict)
         raw_usage = body.get("usage")
         usage = _usage(raw_usage) if isinstance(raw_usage, dict) else Usage()
-        return _turn(content, usage, response=body)
+        return _turn(content, usage, response=body, turn=turn)
 
     def stream_parser(self, *, turn: int) -> _AnthropicStream:
-        return _AnthropicStream()
+        return _AnthropicStream(turn)
 
     def tool_results(self, results: Sequence[tuple[str, ToolResult]]) -> list[JSONObject]:
         if not results:
@@ -107,19 +107,26 @@ def _block_result(block: JSONObject) -> ToolResult:
     return ToolResult(output, is_error=bool(block.get("is_error")))
 
 
-def _turn(content: list[Any], usage: Usage, *, response: JSONObject) -> Turn:
+def _turn(content: list[Any], usage: Usage, *, response: JSONObject, turn: int = 0) -> Turn:
+    """The turn of an assistant content list. A ``tool_use`` block without an id gets
+    ``call_<turn>_<index>``, and one whose input is not an object gets ``{}`` (in a copy, so
+    the transcript stays valid to send back)."""
     texts: list[str] = []
     tool_uses: list[ToolUse] = []
+    blocks: list[Any] = []
     for block in content:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text" and isinstance(block.get("text"), str):
-            texts.append(block["text"])
-        elif block.get("type") == "tool_use":
+        if isinstance(block, dict) and block.get("type") == "text":
+            if isinstance(block.get("text"), str):
+                texts.append(block["text"])
+        elif isinstance(block, dict) and block.get("type") == "tool_use":
             name = str(block.get("name") or "")
             args, error = parse_arguments(name, block.get("input"))
-            tool_uses.append(ToolUse(str(block.get("id") or ""), name, args, error))
-    message: JSONObject = {"role": "assistant", "content": content}
+            call_id = str(block.get("id") or f"call_{turn}_{len(tool_uses)}")
+            if call_id != block.get("id") or not isinstance(block.get("input"), dict):
+                block = {**block, "id": call_id, "input": args}
+            tool_uses.append(ToolUse(call_id, name, args, error))
+        blocks.append(block)
+    message: JSONObject = {"role": "assistant", "content": blocks}
     return Turn("".join(texts), tool_uses, usage, message, response)
 
 
@@ -136,7 +143,8 @@ def _int(value: object) -> int:
 class _AnthropicStream:
     """Assembles message events: blocks by index; usage counts are cumulative."""
 
-    def __init__(self) -> None:
+    def __init__(self, turn: int = 0) -> None:
+        self._turn = turn
         self._blocks: dict[int, JSONObject] = {}
         self._json: dict[int, list[str]] = {}
         self._input_tokens = 0
@@ -199,7 +207,8 @@ class _AnthropicStream:
                     texts.append(str(block["text"]))
                     content.append({"type": "text", "text": texts[-1]})
             elif block.get("type") == "tool_use":
-                call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
+                call_id = str(block.get("id") or f"call_{self._turn}_{len(tool_uses)}")
+                name = str(block.get("name") or "")
                 args, error = parse_arguments(name, "".join(self._json.get(index, ())))
                 content.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
                 tool_uses.append(ToolUse(call_id, name, args, error))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 
 from ..dialects import Dialect, MalformedResponse, Turn
 from ..dialects.sse import SSEDecoder, SSEError
@@ -95,7 +95,7 @@ class LLMCaller:
 
     async def stream(
         self, body: JSONObject, headers: Mapping[str, str], *, turn: int
-    ) -> AsyncIterator[str | Turn]:
+    ) -> AsyncGenerator[str | Turn, None]:
         """Send ``body`` in streaming mode: yields text deltas, then the assembled ``Turn``.
 
         Failures before the first event are retried per the policy; after it, they raise.

@@ -8,7 +8,8 @@ settle them in call order (suspensions included), append their results → next 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,8 +121,9 @@ class Engine:
                 state.messages.append({"role": "system", "content": system})
             state.messages.append({"role": "user", "content": run.prompt})
         else:
-            async for event in self._resume(run.resume, runner, state):
-                yield event
+            async with aclosing(self._resume(run.resume, runner, state)) as events:
+                async for event in events:
+                    yield event
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
@@ -146,11 +148,12 @@ class Engine:
                     tools = list(override["tools"] or [])
             body = await self._body(state.messages, tools, system, run.stream)
             reply: Turn | None = None
-            async for item in self._call_llm(body, headers, turn, run.stream):
-                if isinstance(item, str):
-                    yield TextEvent(item)
-                else:
-                    reply = item
+            async with aclosing(self._call_llm(body, headers, turn, run.stream)) as items:
+                async for item in items:
+                    if isinstance(item, str):
+                        yield TextEvent(item)
+                    else:
+                        reply = item
             assert reply is not None
             state.turns += 1
             state.usage += reply.usage
@@ -169,8 +172,9 @@ class Engine:
             if not reply.tool_uses:
                 yield await self._done(run, state, "done", reply.text)
                 return
-            async for event in self._tool_turn(runner, reply.tool_uses, turn, state):
-                yield event
+            async with aclosing(self._tool_turn(runner, reply.tool_uses, turn, state)) as events:
+                async for event in events:
+                    yield event
             state.messages.extend(self.dialect.tool_results(state.turn_results))
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
@@ -202,15 +206,16 @@ class Engine:
 
     async def _call_llm(
         self, body: JSONObject, headers: dict[str, str], turn: int, stream: bool
-    ) -> AsyncIterator[str | Turn]:
+    ) -> AsyncGenerator[str | Turn, None]:
         """One logical model call (text deltas, then the turn), with its ``llm`` metric."""
         started = time.perf_counter()
         try:
             if stream:
-                async for item in self.caller.stream(body, headers, turn=turn):
-                    yield item
-                    if isinstance(item, Turn):
-                        reply = item
+                async with aclosing(self.caller.stream(body, headers, turn=turn)) as items:
+                    async for item in items:
+                        yield item
+                        if isinstance(item, Turn):
+                            reply = item
             else:
                 reply = await self.caller.call(body, headers, turn=turn)
                 yield reply
@@ -229,7 +234,7 @@ class Engine:
 
     async def _tool_turn(
         self, runner: ToolRunner, uses: list[ToolUse], turn: int, state: _RunState
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Announce, run and settle one turn's calls; leaves the results in ``turn_results``."""
         for use in uses:
             yield ToolCallEvent(use.id, use.name, use.args)
@@ -270,7 +275,7 @@ class Engine:
 
     async def _resume(
         self, resume: tuple[Request, Answer], runner: ToolRunner, state: _RunState
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """Settle the halted turn of a history: the answered call, then the unanswered ones."""
         request, answer = resume
         turn = resumable_turn(self.dialect, state.messages, request)
@@ -282,8 +287,9 @@ class Engine:
         yield ToolResultEvent(turn.halted.id, turn.halted.name, result.output, result.is_error)
         settled = {**turn.results, turn.halted.id: result}
         if turn.unanswered:
-            async for event in self._tool_turn(runner, turn.unanswered, 0, state):
-                yield event
+            async with aclosing(self._tool_turn(runner, turn.unanswered, 0, state)) as events:
+                async for event in events:
+                    yield event
             settled.update(state.turn_results)
         ordered = [(use.id, settled[use.id]) for use in turn.calls if use.id in settled]
         del state.messages[turn.results_start :]

@@ -64,6 +64,10 @@ class RunScope:
 
     def enter(self) -> None:
         """The run resumes work in the current task; raise at once if it was stopped."""
+        if self._reason is None and self.cancel is not None and self.cancel.cancelled:
+            # Fired while the caller held an event: the scheduled ``_fire`` may not have run
+            # yet, and no new work (a tool, a request) may start after a cancel.
+            self._reason = RunCancelled("the run was cancelled")
         if self._reason is not None:
             raise self._reason
         task = asyncio.current_task()

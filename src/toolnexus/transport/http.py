@@ -86,6 +86,11 @@ class Transport(Protocol):
         """Release what the transport owns (an injected client stays open)."""
         ...
 
+    @property
+    def injected(self) -> bool:
+        """``True`` when the HTTP client belongs to the caller."""
+        ...
+
 
 def transport_for(http_client: object | None) -> Transport:
     """The transport for a caller's client: aiohttp session, httpx client, or our own."""
@@ -103,28 +108,36 @@ def transport_for(http_client: object | None) -> Transport:
 
 
 class AiohttpTransport:
-    """The default transport. Owns one session per event loop unless one is injected."""
+    """The default transport. Owns one session per event loop unless one is injected.
+
+    A session belongs to the loop that created it, so a client used from several loops (say
+    ``run`` on the main loop and ``run_sync`` in a worker thread) keeps one pool per loop;
+    ``aclose()`` closes the current loop's pool and those of loops that have stopped.
+    """
 
     def __init__(self, session: aiohttp.ClientSession | None = None) -> None:
         self._injected = session
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+
+    @property
+    def injected(self) -> bool:
+        """``True`` when the session belongs to the caller."""
+        return self._injected is not None
 
     def _client(self) -> aiohttp.ClientSession:
         if self._injected is not None:
             return self._injected
         loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
             import aiohttp
 
-            if self._session is not None and not self._session.closed:
-                self._session.detach()  # bound to a loop that is gone; cannot be awaited
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            self._session = aiohttp.ClientSession(
+            session = aiohttp.ClientSession(
                 connector=connector, timeout=aiohttp.ClientTimeout(total=None)
             )
-            self._loop = loop
-        return self._session
+            self._sessions[loop] = session
+        return session
 
     async def request(
         self,
@@ -180,9 +193,14 @@ class AiohttpTransport:
             resp.release()
 
     async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None and not session.closed:
-            await session.close()
+        current = asyncio.get_running_loop()
+        for loop, session in list(self._sessions.items()):
+            if loop is current:
+                del self._sessions[loop]
+                await session.close()
+            elif loop.is_closed():  # its sockets went with it; nothing left to await
+                del self._sessions[loop]
+                session.detach()
 
 
 class _AiohttpStream:
@@ -256,6 +274,10 @@ class HttpxTransport:
             yield _HttpxStream(resp)
         finally:
             await resp.aclose()
+
+    @property
+    def injected(self) -> bool:
+        return True
 
     async def aclose(self) -> None:
         return None

@@ -1,0 +1,43 @@
+"""Every script in ``examples/`` runs as its own process and reports ``ok``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+SCRIPTS = sorted(EXAMPLES.glob("*.py"))
+
+
+def test_the_seed_examples_and_the_quickstart_are_all_present() -> None:
+    names = {p.stem for p in SCRIPTS}
+    assert {
+        "quickstart",
+        "run_basic",
+        "run_with_tool",
+        "run_history_cancel",
+        "run_events",
+        "run_full_shape",
+        "memory_two_turns",
+        "memory_per_user",
+        "memory_own_transcript",
+    } <= names
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+def test_example_runs_and_prints_ok(script: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=EXAMPLES.parent,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok"), done.stdout
+    assert "Traceback" not in done.stderr, done.stderr
