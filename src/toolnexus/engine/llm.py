@@ -74,9 +74,10 @@ class LLMCaller:
                     "POST", self.url, headers=headers, body=payload, time_limit=ATTEMPT_TIMEOUT
                 )
             except NetworkError as exc:
-                delay = await self.policy.delay(attempt, status=None, error=exc)
+                error = self._network_error(exc)
+                delay = await self.policy.delay(attempt, status=None, error=error)
                 if delay is None:
-                    raise LLMError(f"LLM request to {self.url} failed: {exc}") from exc
+                    raise error from exc
             else:
                 text = _redact(resp.text(), headers)
                 if 200 <= resp.status < 300:
@@ -142,9 +143,10 @@ class LLMCaller:
             except NetworkError as exc:
                 if started:
                     raise LLMError(f"LLM stream from {self.url} broke: {exc}") from exc
-                delay = await self.policy.delay(attempt, status=None, error=exc)
+                error = self._network_error(exc)
+                delay = await self.policy.delay(attempt, status=None, error=error)
                 if delay is None:
-                    raise LLMError(f"LLM request to {self.url} failed: {exc}") from exc
+                    raise error from exc
             except _Failure as failure:
                 delay = await self.policy.delay(
                     attempt,
@@ -180,6 +182,12 @@ class LLMCaller:
                 status=status,
                 body=text,
             ) from None
+
+    def _network_error(self, exc: NetworkError) -> LLMError:
+        """The error raised if this network failure is final (``on_error`` sees it too)."""
+        error = LLMError(f"LLM request to {self.url} failed: {exc}")
+        error.__cause__ = exc
+        return error
 
     def _failure(self, status: int, text: str, headers: Mapping[str, str]) -> _Failure:
         snippet = text[:_SNIPPET] + ("…" if len(text) > _SNIPPET else "")
