@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import socket
@@ -9,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
+import httpx
 import pytest
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -593,3 +595,16 @@ async def test_a_2xx_reply_that_is_not_json_raises_llm_error(
         await make_client(style).run("hi")
 
     assert (info.value.status, info.value.body) == (200, "<html>gateway</html>")
+
+
+def test_run_sync_refuses_an_injected_http_client_bound_to_another_loop() -> None:
+    async def make() -> tuple[Client, httpx.AsyncClient]:
+        injected = httpx.AsyncClient()
+        return create_client(
+            "http://127.0.0.1:9", model="m", api_key="k", http_client=injected
+        ), injected
+
+    client, injected = asyncio.run(make())
+    with pytest.raises(ConfigError, match="injected http_client"):
+        client.run_sync("hi")
+    asyncio.run(injected.aclose())

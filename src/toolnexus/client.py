@@ -26,7 +26,7 @@ from .metrics import Metrics, MetricSink
 from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request
 from .toolkit import Toolkit
-from .transport.http import transport_for
+from .transport.http import Transport, transport_for
 from .types import ConversationStore, JSONObject, RunResult
 
 __all__ = ["Client", "Conversation", "create_client"]
@@ -66,95 +66,56 @@ def create_client(
     or ``OPENROUTER_API_KEY`` depending on style and host), resolved when a run starts.
     ``timeout_ms`` bounds a whole run; ``retries`` bounds extra attempts per LLM call.
     """
-    return Client(
-        base_url,
-        style,
+    try:
+        dialect = dialect_for(style)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
+    _check(isinstance(model, str) and model != "", "model must be a non-empty string")
+    _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
+    _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
+    _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
+    _check(timeout_ms is None or timeout_ms > 0, "timeout_ms must be positive")
+    transport = transport_for(http_client)
+    keys = _ApiKey(api_key, _key_variables(style, base_url))
+    extra_headers = dict(headers or {})
+    engine = Engine(
+        dialect=dialect,
+        caller=LLMCaller(
+            transport,
+            dialect,
+            dialect.url(base_url),
+            RetryPolicy(retries, float(retry_base_ms), on_error),
+        ),
         model=model,
-        api_key=api_key,
-        headers=headers,
-        system_prompt=system_prompt,
+        system_prompt=system_prompt or "",
         max_turns=max_turns,
-        hooks=hooks,
-        retries=retries,
-        retry_base_ms=retry_base_ms,
-        timeout_ms=timeout_ms,
-        on_error=on_error,
-        store=store,
-        on_metric=on_metric,
+        hooks=Hooks.coerce(hooks),
+        metrics=Metrics(on_metric),
+        store=store if store is not None else InMemoryConversationStore(),
+        headers=lambda: _merge_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
-        request_params=request_params,
+        request_params=_clean_params(request_params),
         body_transform=body_transform,
-        http_client=http_client,
+        timeout_ms=timeout_ms,
     )
+    return Client(engine, transport, base_url=base_url, style=style)
 
 
 class Client:
-    """Runs prompts through the agent loop. Create with ``create_client``.
+    """Runs prompts through the agent loop. Create one with ``create_client``.
 
     Holds one pooled HTTP session (keep-alive); close it with ``await client.aclose()`` or
     ``async with client:``.
     """
 
-    def __init__(
-        self,
-        base_url: str,
-        style: str = "openai",
-        *,
-        model: str,
-        api_key: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        system_prompt: str | None = None,
-        max_turns: int = 10,
-        hooks: Hooks | Mapping[str, Any] | None = None,
-        retries: int = 2,
-        retry_base_ms: float = 500,
-        timeout_ms: float | None = None,
-        on_error: Callable[[ErrorInfo], Any] | None = None,
-        store: ConversationStore | None = None,
-        on_metric: MetricSink | None = None,
-        wait_for: WaitFor | None = None,
-        request_params: Mapping[str, Any] | None = None,
-        body_transform: Callable[[JSONObject], Any] | None = None,
-        http_client: object | None = None,
-    ) -> None:
-        try:
-            dialect = dialect_for(style)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-        _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
-        _check(isinstance(model, str) and model != "", "model must be a non-empty string")
-        _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
-        _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
-        _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
-        _check(timeout_ms is None or timeout_ms > 0, "timeout_ms must be positive")
+    def __init__(self, engine: Engine, transport: Transport, *, base_url: str, style: str) -> None:
         self.base_url = base_url
         self.style = style
-        self.model = model
-        self._api_key = api_key
-        self._extra_headers = dict(headers or {})
-        self._store: ConversationStore = store if store is not None else InMemoryConversationStore()
-        self._transport = transport_for(http_client)
-        caller = LLMCaller(
-            self._transport,
-            dialect,
-            dialect.url(base_url),
-            RetryPolicy(retries, float(retry_base_ms), on_error),
-        )
-        self._engine = Engine(
-            dialect=dialect,
-            caller=caller,
-            model=model,
-            system_prompt=system_prompt or "",
-            max_turns=max_turns,
-            hooks=Hooks.coerce(hooks),
-            metrics=Metrics(on_metric),
-            store=self._store,
-            headers=self._request_headers,
-            wait_for=wait_for,
-            request_params=_clean_params(request_params),
-            body_transform=body_transform,
-            timeout_ms=timeout_ms,
-        )
+        self.model = engine.model
+        self._engine = engine
+        self._transport = transport
+        self._store = engine.store
 
     @property
     def conversation_store(self) -> ConversationStore:
@@ -299,7 +260,7 @@ class Client:
         async def one_call() -> AsyncGenerator[JSONObject, None]:
             started = time.perf_counter()
             try:
-                reply = await engine.caller.call_raw(body, self._request_headers())
+                reply = await engine.caller.call_raw(body, engine.headers())
             except BaseException:
                 await engine.metrics.llm(model=model, ok=False, ms=_ms_since(started))
                 raise
@@ -370,27 +331,6 @@ class Client:
         finally:
             await self._transport.aclose()
 
-    def _request_headers(self) -> dict[str, str]:
-        dialect = self._engine.dialect
-        headers = dialect.headers(self._resolve_api_key())
-        for name, value in self._extra_headers.items():
-            for existing in [k for k in headers if k.lower() == name.lower()]:
-                del headers[existing]
-            headers[name] = value
-        return headers
-
-    def _resolve_api_key(self) -> str:
-        if self._api_key:
-            return self._api_key
-        names = _key_variables(self.style, self.base_url)
-        for name in names:
-            value = os.environ.get(name)
-            if value:
-                return value
-        raise ConfigError(
-            f"no API key: pass api_key= or set {' or '.join(names)} in the environment"
-        )
-
 
 class Conversation:
     """A transcript kept in memory across ``send`` calls (see ``Client.conversation``)."""
@@ -415,6 +355,34 @@ class Conversation:
 
     def reset(self) -> None:
         self.messages = []
+
+
+class _ApiKey:
+    """The explicit key, or the first set variable among ``names`` (read at each run)."""
+
+    def __init__(self, explicit: str | None, names: tuple[str, ...]) -> None:
+        self._explicit = explicit
+        self._names = names
+
+    def resolve(self) -> str:
+        if self._explicit:
+            return self._explicit
+        for name in self._names:
+            value = os.environ.get(name)
+            if value:
+                return value
+        raise ConfigError(
+            f"no API key: pass api_key= or set {' or '.join(self._names)} in the environment"
+        )
+
+
+def _merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:
+    """The library's headers, overridden by the caller's on a case-insensitive name match."""
+    for name, value in (extra or {}).items():
+        for existing in [k for k in own if k.lower() == name.lower()]:
+            del own[existing]
+        own[name] = value
+    return own
 
 
 def _key_variables(style: str, base_url: str) -> tuple[str, ...]:
