@@ -130,22 +130,7 @@ class Engine:
 
         last: Turn | None = None
         for turn in range(self.max_turns):
-            override = await call_hook(
-                self.hooks.before_llm,
-                {
-                    "messages": state.messages,
-                    "tools": tools,
-                    "model": self.model,
-                    "turn": turn,
-                    "style": self.dialect.name,
-                },
-                name="before_llm",
-            )
-            if override:
-                if override.get("messages") is not None:
-                    state.messages = list(override["messages"])
-                if "tools" in override:
-                    tools = list(override["tools"] or [])
+            tools = await self._before_llm(state, tools, turn)
             body = await self._body(state.messages, tools, system, run.stream)
             reply: Turn | None = None
             async with aclosing(self._call_llm(body, headers, turn, run.stream)) as items:
@@ -158,16 +143,11 @@ class Engine:
             state.turns += 1
             state.usage += reply.usage
             state.messages.append(reply.message)
-            await call_hook(
-                self.hooks.after_llm,
-                {
-                    "response": reply.response,
-                    "model": self.model,
-                    "turn": turn,
-                    "style": self.dialect.name,
-                },
-                name="after_llm",
-            )
+            if self.hooks.after_llm is not None:
+                payload = {"response": reply.response, "model": self.model, "turn": turn}
+                await call_hook(
+                    self.hooks.after_llm, {**payload, "style": self.dialect.name}, name="after_llm"
+                )
             yield UsageEvent(state.usage)
             if not reply.tool_uses:
                 yield await self._done(run, state, "done", reply.text)
@@ -182,6 +162,23 @@ class Engine:
             last = reply
         text = self.dialect.incomplete_text(last.message if last is not None else None)
         yield await self._done(run, state, "incomplete", text, limit="maxTurns")
+
+    async def _before_llm(
+        self, state: _RunState, tools: list[JSONObject], turn: int
+    ) -> list[JSONObject]:
+        """Run the ``before_llm`` hook; its replacements persist. Returns the tools to send."""
+        if self.hooks.before_llm is None:
+            return tools
+        payload = {"messages": state.messages, "tools": tools, "model": self.model, "turn": turn}
+        override = await call_hook(
+            self.hooks.before_llm, {**payload, "style": self.dialect.name}, name="before_llm"
+        )
+        if override:
+            if override.get("messages") is not None:
+                state.messages = list(override["messages"])
+            if "tools" in override:
+                return list(override["tools"] or [])
+        return tools
 
     async def _seed(self, run: RunInput) -> list[JSONObject]:
         if run.history is not None:
