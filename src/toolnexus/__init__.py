@@ -27,6 +27,7 @@ from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
 from .tools.http import http_tool
+from .tools.mcp import McpInventory, ToolInfo, list_mcp_tools
 from .tools.native import define_tool, tool
 from .tools.skills import (
     NO_SKILLS_TEXT,
@@ -73,6 +74,7 @@ __all__ = [
     "InMemoryConversationStore",
     "JSONObject",
     "LLMError",
+    "McpInventory",
     "PendingEvent",
     "Request",
     "RunCancelled",
@@ -88,6 +90,7 @@ __all__ = [
     "ToolCall",
     "ToolCallEvent",
     "ToolContext",
+    "ToolInfo",
     "ToolResult",
     "ToolResultEvent",
     "ToolSource",
@@ -101,6 +104,7 @@ __all__ = [
     "create_toolkit",
     "define_tool",
     "http_tool",
+    "list_mcp_tools",
     "list_skills",
     "parse_retry_after",
     "pending",

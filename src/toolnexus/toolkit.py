@@ -102,9 +102,9 @@ class Toolkit:
         """End MCP sessions and stop their processes. Safe to call more than once."""
         if self._closed:
             return
-        self._closed = True
         if self._mcp is not None:
             await self._mcp.close()
+        self._closed = True
 
     async def __aenter__(self) -> Toolkit:
         return self

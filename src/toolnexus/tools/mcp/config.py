@@ -1,0 +1,229 @@
+"""Parsing an ``mcp.json`` (a file or a dict) into server configurations.
+
+Pure data: nothing here contacts a server or imports the MCP SDK. A malformed config raises
+``ConfigError`` naming the file, the server and the key; a server that is merely incomplete
+(neither ``url`` nor ``command``) gets a ``problem`` and is reported ``failed`` at load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ...errors import ConfigError
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "RESERVED_KEYS",
+    "WRAPPER_KEYS",
+    "McpConfig",
+    "McpServerConfig",
+    "load_mcp_config",
+]
+
+DEFAULT_TIMEOUT_MS = 30_000
+WRAPPER_KEYS: tuple[str, ...] = ("mcpServers", "servers", "mcp")
+"""The first of these present at the top level holds the server map."""
+RESERVED_KEYS: frozenset[str] = frozenset({"builtins", "agents", "a2a", "mcpServer"})
+"""Sibling sections of a bare server map; they never name a server."""
+
+ServerType = Literal["local", "remote"]
+_Fail = Callable[[str], ConfigError]
+_TYPE_ALIASES: dict[str, ServerType] = {
+    "local": "local",
+    "stdio": "local",
+    "remote": "remote",
+    "http": "remote",
+    "streamable-http": "remote",
+    "streamableHttp": "remote",
+    "sse": "remote",
+}
+
+
+@dataclass(slots=True)
+class McpServerConfig:
+    """One server entry of an MCP config, validated but not yet contacted."""
+
+    name: str
+    type: ServerType | None = None
+    """``local`` (stdio) or ``remote`` (HTTP); ``None`` only when ``problem`` is set."""
+    command: list[str] = field(default_factory=list)
+    """Program and arguments for a local server (``args`` already appended)."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment variables, merged over ``os.environ`` when the server starts."""
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    """Raw header values; ``${NAME}`` is expanded only when connecting (never logged)."""
+    enabled: bool = True
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    """Budget of each connection phase and of each tool call, in milliseconds."""
+    tools: dict[str, bool] | None = None
+    """Per-server filter by original tool name (same rules as the skill filter)."""
+    problem: str | None = None
+    """Why this entry cannot be started (the server is then ``failed`` without contact)."""
+
+
+@dataclass(slots=True)
+class McpConfig:
+    """Every configured server in config order, plus the top-level ``builtins`` value."""
+
+    servers: list[McpServerConfig] = field(default_factory=list)
+    builtins: bool | dict[str, Any] | None = None
+    """The top-level ``builtins`` value (a bool or an object), ``None`` when the key is absent."""
+
+
+def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpConfig:
+    """Read and validate an MCP config from a JSON file path or an already parsed mapping.
+
+    Raises ``ConfigError`` for a missing or unreadable file, invalid JSON, or a malformed entry.
+    """
+    if isinstance(config, Mapping):
+        return _parse_root(config, where="MCP config")
+    path = Path(config)
+    where = os.fspath(config)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{where}: cannot be read ({type(exc).__name__})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: the top level must be a JSON object")
+    return _parse_root(data, where=where)
+
+
+def _parse_root(data: Mapping[str, Any], *, where: str) -> McpConfig:
+    wrapper = next((key for key in WRAPPER_KEYS if key in data), None)
+    if wrapper is not None:
+        entries = data[wrapper]
+        if entries is None:
+            entries = {}
+        if not isinstance(entries, Mapping):
+            raise ConfigError(f'{where}: "{wrapper}" must be an object mapping names to servers')
+    else:
+        entries = {key: value for key, value in data.items() if key not in RESERVED_KEYS}
+    servers = [_parse_server(str(name), entry, where) for name, entry in entries.items()]
+    builtins = data.get("builtins")
+    if builtins is not None and not isinstance(builtins, bool | Mapping):
+        raise ConfigError(f'{where}: "builtins" must be true, false or an object')
+    return McpConfig(
+        servers=servers, builtins=dict(builtins) if isinstance(builtins, Mapping) else builtins
+    )
+
+
+def _parse_server(name: str, entry: object, where: str) -> McpServerConfig:
+    def fail(message: str) -> ConfigError:
+        return ConfigError(f'{where}: server "{name}": {message}')
+
+    if not isinstance(entry, Mapping):
+        raise fail("the entry must be an object")
+    server = McpServerConfig(name=name)
+    server.command = _command(entry, fail)
+    server.url = _optional_str(entry, "url", fail)
+    server.cwd = _optional_str(entry, "cwd", fail)
+    server.headers = _string_map(entry, "headers", fail)
+    env_key = "environment" if "environment" in entry else "env"
+    server.env = _string_map(entry, env_key, fail)
+    if "env" in entry and "environment" in entry:
+        server.env = {**_string_map(entry, "env", fail), **server.env}
+    server.enabled = not (entry.get("disabled") is True or entry.get("enabled") is False)
+    server.timeout_ms = _timeout(entry, fail)
+    server.tools = _tool_filter(entry, fail)
+    server.type, server.problem = _server_type(entry, server, fail)
+    return server
+
+
+def _command(entry: Mapping[str, Any], fail: _Fail) -> list[str]:
+    raw = entry.get("command")
+    if raw is None:
+        command: list[str] = []
+    elif isinstance(raw, str):
+        command = [raw] if raw.strip() else []
+    elif isinstance(raw, list) and all(isinstance(part, str) for part in raw):
+        command = list(raw)
+    else:
+        raise fail('"command" must be a list of strings or a string')
+    args = entry.get("args")
+    if args is not None:
+        if not isinstance(args, list) or not all(isinstance(a, str | int | float) for a in args):
+            raise fail('"args" must be a list of strings')
+        if command:
+            command.extend(str(a) for a in args)
+    return command
+
+
+def _optional_str(entry: Mapping[str, Any], key: str, fail: _Fail) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise fail(f'"{key}" must be a string')
+    return value or None
+
+
+def _string_map(entry: Mapping[str, Any], key: str, fail: _Fail) -> dict[str, str]:
+    value = entry.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail(f'"{key}" must be an object of string values')
+    out: dict[str, str] = {}
+    for item_key, item in value.items():
+        if isinstance(item, bool):
+            out[str(item_key)] = "true" if item else "false"
+        elif isinstance(item, str | int | float):
+            out[str(item_key)] = str(item)
+        else:
+            raise fail(f'"{key}"."{item_key}" must be a string')
+    return out
+
+
+def _timeout(entry: Mapping[str, Any], fail: _Fail) -> int:
+    value = entry.get("timeout")
+    if value is None:
+        return DEFAULT_TIMEOUT_MS
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise fail('"timeout" must be a number of milliseconds')
+    if value <= 0:
+        raise fail('"timeout" must be a positive number of milliseconds')
+    return max(1, round(value))
+
+
+def _tool_filter(entry: Mapping[str, Any], fail: _Fail) -> dict[str, bool] | None:
+    value = entry.get("tools")
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or not all(isinstance(v, bool) for v in value.values()):
+        raise fail('"tools" must map tool names to true or false')
+    return {str(k): v for k, v in value.items()}
+
+
+def _server_type(
+    entry: Mapping[str, Any], server: McpServerConfig, fail: _Fail
+) -> tuple[ServerType | None, str | None]:
+    raw = entry.get("type")
+    if raw is None:
+        if server.url:
+            return "remote", None
+        if server.command:
+            return "local", None
+        return None, "neither url nor command"
+    if not isinstance(raw, str) or raw not in _TYPE_ALIASES:
+        raise fail(f'"type" must be "local" or "remote", not {raw!r}')
+    kind = _TYPE_ALIASES[raw]
+    if kind == "remote" and not server.url:
+        return kind, 'type "remote" needs a "url"'
+    if kind == "local" and not server.command:
+        return kind, 'type "local" needs a "command"'
+    return kind, None

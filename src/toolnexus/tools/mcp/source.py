@@ -1,0 +1,155 @@
+"""MCP servers as a tool source: connect them all, expose their tools, close them.
+
+The MCP SDK is only imported lazily (by ``session.py``, inside functions), so importing this
+module stays cheap and ``import toolnexus`` never loads the SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from ...cancel import CancelToken
+from ...errors import RunCancelled
+from ...types import JSONObject, Tool, ToolContext, ToolResult
+from .config import McpConfig
+from .conversion import ToolInfo, fill_schema, select_tools, tool_info, tool_name
+from .session import ServerConnection, WaitFor
+
+__all__ = ["McpSource"]
+
+logger = logging.getLogger("toolnexus")
+
+
+class McpSource:
+    """The servers of one MCP config, connected concurrently; build one with ``connect``.
+
+    A server that cannot be reached is ``failed`` (with a warning on the ``toolnexus`` logger)
+    and contributes no tools; the others are unaffected. ``close()`` ends every session and
+    stops every stdio child process.
+    """
+
+    def __init__(self, config: McpConfig, *, wait_for: WaitFor | None = None) -> None:
+        self._servers = [ServerConnection(s, wait_for=wait_for) for s in config.servers]
+        self._tools: list[Tool] | None = None
+        self._closed = False
+
+    @classmethod
+    async def connect(
+        cls,
+        config: McpConfig,
+        *,
+        cancel: CancelToken | None = None,
+        wait_for: WaitFor | None = None,
+    ) -> McpSource:
+        """Connect every enabled server concurrently and list its tools.
+
+        Never raises because of a server. ``cancel`` aborts the whole load: whatever was
+        connected is closed and ``RunCancelled`` is raised. Cancelling the awaiting task
+        closes everything too before ``asyncio.CancelledError`` propagates.
+        """
+        if cancel is not None and cancel.cancelled:
+            raise RunCancelled("MCP load cancelled")
+        source = cls(config, wait_for=wait_for)
+        starts = [
+            asyncio.create_task(server.start(), name=f"mcp-start:{server.name}")
+            for server in source._servers
+            if server.config.enabled
+        ]
+        if not starts:
+            return source
+        fired = asyncio.Event()
+        unregister = _watch(cancel, fired)
+        watcher = asyncio.create_task(fired.wait())
+        all_started = asyncio.create_task(asyncio.wait(starts))
+        try:
+            await asyncio.wait([all_started, watcher], return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:
+            await source._abort(starts)
+            raise
+        finally:
+            unregister()
+            watcher.cancel()
+            all_started.cancel()
+        if fired.is_set():
+            await source._abort(starts)
+            raise RunCancelled("MCP load cancelled")
+        return source
+
+    def tools(self) -> list[Tool]:
+        """Every exposed tool: servers in config order, each in its listing order."""
+        if self._tools is None:
+            self._tools = [tool for server in self._servers for tool in _server_tools(server)]
+        return list(self._tools)
+
+    def inventory(self) -> dict[str, list[ToolInfo]]:
+        """Each connected server's tools, unfiltered, under their original names."""
+        return {
+            server.name: [tool_info(definition) for definition in server.listed]
+            for server in self._servers
+            if server.status == "connected"
+        }
+
+    def status(self) -> dict[str, str]:
+        """``{server: "connected" | "failed" | "disabled"}`` for every configured server."""
+        return {server.name: server.status for server in self._servers}
+
+    async def close(self) -> None:
+        """End every session and stop every stdio child; safe to call more than once."""
+        if self._closed:
+            return
+        self._closed = True
+        await asyncio.gather(*(server.close() for server in self._servers))
+
+    async def _abort(self, starts: list[asyncio.Task[None]]) -> None:
+        """Cancel unfinished connections and close the finished ones."""
+        for task in starts:
+            task.cancel()
+        await asyncio.wait(starts)
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"McpSource({self.status()})"
+
+
+def _watch(cancel: CancelToken | None, fired: asyncio.Event) -> Any:
+    """Set ``fired`` on this loop when ``cancel`` fires (from any thread)."""
+    if cancel is None:
+        return lambda: None
+    loop = asyncio.get_running_loop()
+
+    def on_cancel() -> None:
+        try:
+            loop.call_soon_threadsafe(fired.set)
+        except RuntimeError:  # the loop is already closed
+            pass
+
+    return cancel.on_cancel(on_cancel)
+
+
+def _server_tools(server: ServerConnection) -> list[Tool]:
+    if server.status != "connected":
+        return []
+    names = [str(definition.name) for definition in server.listed]
+    keep = select_tools(server.name, names, server.config.tools)
+    return [
+        _make_tool(server, definition)
+        for definition in server.listed
+        if str(definition.name) in keep
+    ]
+
+
+def _make_tool(server: ServerConnection, definition: Any) -> Tool:
+    original = str(definition.name)
+
+    async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
+        return await server.call(original, dict(args or {}), ctx)
+
+    return Tool(
+        name=tool_name(server.name, original),
+        description=definition.description or "",
+        input_schema=fill_schema(definition.input_schema),
+        source="mcp",
+        execute=execute,
+    )
