@@ -57,7 +57,10 @@ class LLMCaller:
     async def call(self, body: JSONObject, headers: Mapping[str, str], *, turn: int) -> Turn:
         """Send ``body`` (JSON mode) and parse the reply, retrying per the policy."""
         status, text, data = await self._post(body, headers)
-        return self._turn(status, text, data, turn)
+        try:
+            return self._turn(status, text, data, turn)
+        except LLMError as exc:
+            raise _redacted(exc, headers) from None
 
     async def call_raw(self, body: JSONObject, headers: Mapping[str, str]) -> JSONObject:
         """Send ``body`` and return the reply's JSON object, retrying per the policy."""
@@ -79,9 +82,13 @@ class LLMCaller:
                 if delay is None:
                     raise error from exc
             else:
-                text = _redact(resp.text(), headers)
                 if 200 <= resp.status < 300:
-                    return resp.status, text, self._json_object(resp.status, text)
+                    text = resp.text()
+                    try:
+                        return resp.status, text, self._json_object(resp.status, text)
+                    except LLMError as exc:
+                        raise _redacted(exc, headers) from None
+                text = _redact(resp.text(), headers)
                 failure = self._failure(resp.status, text, resp.headers)
                 delay = await self.policy.delay(
                     attempt,
@@ -114,9 +121,12 @@ class LLMCaller:
                         raise self._failure(resp.status, text, resp.headers)
                     if resp.headers.get("Content-Type", "").startswith("application/json"):
                         # A provider that ignored "stream": answer from the JSON body.
-                        text = _redact((await resp.read()).decode("utf-8", "replace"), headers)
-                        data = self._json_object(resp.status, text)
-                        reply = self._turn(resp.status, text, data, turn)
+                        text = (await resp.read()).decode("utf-8", "replace")
+                        try:
+                            data = self._json_object(resp.status, text)
+                            reply = self._turn(resp.status, text, data, turn)
+                        except LLMError as exc:
+                            raise _redacted(exc, headers) from None
                         if reply.text:
                             yield reply.text
                         yield reply
@@ -207,6 +217,12 @@ def _redact(text: str, headers: Mapping[str, str]) -> str:
             if len(secret) >= 8 and secret in text:
                 text = text.replace(secret, "[redacted]")
     return text
+
+
+def _redacted(error: LLMError, headers: Mapping[str, str]) -> LLMError:
+    """``error`` with any credential from ``headers`` removed from its message and body."""
+    body = _redact(error.body, headers) if error.body is not None else None
+    return LLMError(_redact(str(error), headers), status=error.status, body=body)
 
 
 def _encode(body: JSONObject) -> bytes:

@@ -9,6 +9,7 @@ edge, so nothing above this module knows which one is in use.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -307,6 +308,7 @@ class _HttpxStream:
             raise NetworkError(_describe(exc)) from exc
 
 
+@functools.lru_cache(maxsize=256)
 def _yarl_url(url: str) -> Any:
     """An aiohttp URL that keeps our percent-encoding as is (``%26`` stays ``%26``)."""
     from yarl import URL
