@@ -64,10 +64,11 @@ class SSEDecoder:
         if not raw:
             self._dispatch(out)
             return
-        line = raw.decode("utf-8", errors="replace")
-        field, _, value = line.partition(":")
-        if field == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
+        if raw.startswith(b"data:"):  # other fields (event, id, retry) and comments are ignored
+            value = raw[6:] if raw.startswith(b"data: ") else raw[5:]
+            self._data.append(value.decode("utf-8", errors="replace"))
+        elif raw == b"data":
+            self._data.append("")
 
     def _dispatch(self, out: list[JSONObject]) -> None:
         if not self._data:
