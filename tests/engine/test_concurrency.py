@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import pytest
 from aiohttp import web
 
-from toolnexus import Client, DoneEvent, RunResult, Toolkit, create_client, create_toolkit, tool
+from toolnexus import DoneEvent, RunResult, Toolkit, create_client, create_toolkit, tool
 from toolnexus.testing import RecordedRequest, StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
+from .support import MakeClient
 
 RUNS = 200
 LIMIT = 30.0

@@ -19,23 +19,19 @@ import pytest
 from toolnexus import (
     CancelToken,
     Client,
-    DoneEvent,
     ErrorInfo,
     Event,
     Request,
     RunCancelled,
-    RunResult,
     RunTimeout,
-    Tool,
     ToolContext,
-    Toolkit,
     ToolResult,
     UsageEvent,
-    create_client,
-    create_toolkit,
     pending,
 )
 from toolnexus.testing import StubLLMServer, reply
+
+from .support import client_for, drive, make_tool, toolkit_of
 
 FOREVER = 3600.0
 SPEC_CANCEL_BOUND = 0.3
@@ -45,39 +41,9 @@ PROMPTLY = 1.0
 
 
 @pytest.fixture
-async def stub() -> AsyncIterator[StubLLMServer]:
-    async with StubLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def style(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(params=["run", "stream"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
-    options.setdefault("retry_base_ms", 0)
-    return create_client(stub.url, style, model="test-model", api_key="test-key", **options)
-
-
-async def drive(
-    client: Client, mode: str, toolkit: Toolkit | None = None, **options: Any
-) -> tuple[RunResult, list[Event]]:
-    """Run one prompt through ``run`` or ``stream``; the result and the events seen."""
-    events: list[Event] = []
-    if mode == "run":
-        result = await client.run("hi", toolkit, on_event=events.append, **options)
-        return result, events
-    async with aclosing(client.stream("hi", toolkit, **options)) as stream:
-        async for event in stream:
-            events.append(event)
-    assert isinstance(events[-1], DoneEvent)
-    return events[-1].result, events
+def mode(async_mode: str) -> str:
+    """``run`` and ``stream``: this file does not cover ``run_sync``."""
+    return async_mode
 
 
 @asynccontextmanager
@@ -114,20 +80,6 @@ async def cancelled_after(
         fired_at = await asyncio.gather(canceller, return_exceptions=True)
     assert isinstance(fired_at[0], float), "the token never fired"
     return stopped - fired_at[0]
-
-
-def make_tool(name: str, execute: Any) -> Tool:
-    return Tool(
-        name=name,
-        description=f"The {name} tool.",
-        input_schema={"type": "object", "properties": {}},
-        source="native",
-        execute=execute,
-    )
-
-
-async def toolkit_of(*tools: Tool) -> Toolkit:
-    return await create_toolkit(extra_tools=list(tools), builtins=False)
 
 
 class SlowTool:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
@@ -28,64 +26,42 @@ from toolnexus import (
     RunCancelled,
     RunResult,
     SqliteConversationStore,
-    Tool,
     ToolContext,
     Toolkit,
     ToolResult,
     ToolResultEvent,
-    create_client,
-    create_toolkit,
     pending,
 )
 from toolnexus.testing import StubLLMServer, reply
 
+from .support import (
+    Counter,
+    Message,
+    assert_balanced,
+    call_ids,
+    client_for,
+    drive,
+    make_tool,
+    results_of,
+    toolkit_of,
+)
+
 PROMPT = "Approve the deploy?"
 WORKER = Path(__file__).with_name("resume_worker.py")
-Message = dict[str, Any]
 
 
 @pytest.fixture
-async def stub() -> AsyncIterator[StubLLMServer]:
-    async with StubLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def style(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(params=["run", "stream"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
-    return create_client(stub.url, style, model="test-model", api_key="test-key", **options)
+def mode(async_mode: str) -> str:
+    """``run`` and ``stream``: this file does not cover ``run_sync``."""
+    return async_mode
 
 
 async def halt(client: Client, mode: str, toolkit: Toolkit, **options: Any) -> RunResult:
     """Run until the durable halt, through ``run`` or ``stream``."""
-    if mode == "run":
-        result = await client.run("Ship it.", toolkit, **options)
-    else:
-        async with aclosing(client.stream("Ship it.", toolkit, **options)) as stream:
-            events = [event async for event in stream]
-        assert isinstance(events[-1], DoneEvent)
-        result = events[-1].result
+    result, _ = await drive(client, mode, toolkit, prompt="Ship it.", **options)
     assert result.status == "pending", result.status
     assert result.pending is not None
     return result
-
-
-def make_tool(name: str, execute: Any) -> Tool:
-    return Tool(
-        name=name,
-        description=f"The {name} tool.",
-        input_schema={"type": "object", "properties": {}},
-        source="native",
-        execute=execute,
-    )
 
 
 class Gate:
@@ -112,15 +88,6 @@ class Gate:
     @property
     def runs(self) -> int:
         return len(self.contexts)
-
-
-class Counter:
-    def __init__(self) -> None:
-        self.runs = 0
-
-    async def __call__(self, args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
-        self.runs += 1
-        return ToolResult("noted")
 
 
 class SpyStore(InMemoryConversationStore):
@@ -157,61 +124,18 @@ class Scenario:
         )
 
     async def toolkit(self) -> Toolkit:
-        tools = [
+        return await toolkit_of(
             make_tool("note", self.note),
             make_tool("deploy", self.deploy),
             make_tool("later", self.later),
-        ]
-        return await create_toolkit(extra_tools=tools, builtins=False)
+        )
 
 
 # --- transcripts ---------------------------------------------------------------------------
 
 
-def call_ids(message: Message, style: str) -> list[str]:
-    if message.get("role") != "assistant":
-        return []
-    if style == "openai":
-        return [c["id"] for c in message.get("tool_calls") or []]
-    content = message.get("content")
-    blocks = content if isinstance(content, list) else []
-    return [b["id"] for b in blocks if b.get("type") == "tool_use"]
-
-
-def results_of(message: Message, style: str) -> list[tuple[str, str, bool | None]]:
-    """``(call id, content, is_error)`` of the tool results in one message (openai: no flag)."""
-    if style == "openai":
-        if message.get("role") != "tool":
-            return []
-        return [(message["tool_call_id"], message["content"], None)]
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, list):
-        return []
-    return [
-        (b["tool_use_id"], b["content"], b["is_error"])
-        for b in content
-        if b.get("type") == "tool_result"
-    ]
-
-
 def results_in(messages: list[Message], style: str) -> list[tuple[str, str, bool | None]]:
     return [r for m in messages for r in results_of(m, style)]
-
-
-def assert_balanced(messages: list[Message], style: str) -> None:
-    """Every tool-calling assistant message is followed by exactly one result per call."""
-    i = 0
-    while i < len(messages):
-        calls = call_ids(messages[i], style)
-        assert not results_of(messages[i], style), f"message {i}: results without calls"
-        i += 1
-        if not calls:
-            continue
-        answered: list[str] = []
-        while i < len(messages) and results_of(messages[i], style):
-            answered += [r[0] for r in results_of(messages[i], style)]
-            i += 1
-        assert answered == calls, f"calls {calls} answered by {answered}"
 
 
 def last_call_turn(messages: list[Message], style: str) -> int:

@@ -6,12 +6,10 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
 from toolnexus import (
-    Client,
     DoneEvent,
     Event,
     LLMError,
@@ -30,20 +28,7 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
-
-
-@pytest.fixture
-async def weather_kit() -> AsyncIterator[Toolkit]:
-    async with await create_toolkit(extra_tools=[get_weather], builtins=False) as tk:
-        yield tk
+from .support import Drive, MakeClient
 
 
 def one_tool_script() -> list[reply.Reply]:

@@ -9,18 +9,13 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import AsyncIterator
-from contextlib import aclosing
 from typing import Any
 
 import aiohttp
-import pytest
 
 from toolnexus import (
     Client,
-    DoneEvent,
     LLMError,
-    RunResult,
     Tool,
     ToolContext,
     Toolkit,
@@ -30,18 +25,14 @@ from toolnexus import (
 )
 from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
 
+from .support import drive
+
 SEED = 20240611
 RUNS = 100
 POOL = 8
 """Connections the injected pool may open, and runs in flight at once."""
 STYLES = ("openai", "anthropic")
 MODES = ("run", "stream")
-
-
-@pytest.fixture
-async def stub() -> AsyncIterator[StubLLMServer]:
-    async with StubLLMServer() as server:
-        yield server
 
 
 def faulty_reply(rng: random.Random, first_turn: bool) -> Reply:
@@ -91,13 +82,7 @@ async def lookup(args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
 async def one_run(client: Client, mode: str, prompt: str, toolkit: Toolkit) -> str:
     """``"done"`` or ``"LLMError <status>"``; anything else raised fails the test."""
     try:
-        if mode == "run":
-            result: RunResult = await client.run(prompt, toolkit)
-        else:
-            async with aclosing(client.stream(prompt, toolkit)) as stream:
-                events = [event async for event in stream]
-            assert isinstance(events[-1], DoneEvent)
-            result = events[-1].result
+        result, _ = await drive(client, mode, toolkit, prompt=prompt)
     except LLMError as exc:
         return f"LLMError {exc.status}"
     assert result.status == "done", f"{prompt}: status {result.status!r}"

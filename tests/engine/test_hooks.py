@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from toolnexus import (
-    Client,
     ConfigError,
-    Event,
     Hooks,
-    RunResult,
     Toolkit,
     ToolResult,
     ToolResultEvent,
@@ -23,8 +20,7 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+from .support import Drive, MakeClient
 
 
 class Veto(Exception):

@@ -10,16 +10,13 @@ import gc
 import json
 import time
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from toolnexus import (
     CancelToken,
-    Client,
     DoneEvent,
-    Event,
     Request,
     RunResult,
     SkillDef,
@@ -36,22 +33,9 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+from .support import Drive, MakeClient, get_weather
 
 QUESTION = "What's the weather in Chennai?"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
-
-
-@pytest.fixture
-async def weather_kit() -> AsyncIterator[Toolkit]:
-    async with await create_toolkit(extra_tools=[get_weather], builtins=False) as tk:
-        yield tk
 
 
 def first_id(style: str, n: int = 1) -> str:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
 from toolnexus import (
-    Client,
     DoneEvent,
-    Event,
     InMemoryConversationStore,
     LLMError,
     Request,
-    RunResult,
     Toolkit,
     ToolResult,
     create_toolkit,
@@ -23,8 +20,7 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+from .support import Drive, MakeClient, get_weather
 
 
 class SpyStore:
@@ -46,12 +42,6 @@ class SpyStore:
     @property
     def calls(self) -> int:
         return len(self.gets) + len(self.saves)
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
 
 
 @tool

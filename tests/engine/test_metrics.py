@@ -3,37 +3,19 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
-from toolnexus import (
-    Client,
-    Event,
-    LLMError,
-    Request,
-    RunResult,
-    Toolkit,
-    ToolResult,
-    create_toolkit,
-    pending,
-    tool,
-)
+from toolnexus import LLMError, Request, Toolkit, ToolResult, create_toolkit, pending, tool
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+from .support import Drive, MakeClient, get_weather
 
 LLM_KEYS = {"event", "model", "status", "ms", "prompt_tokens", "completion_tokens"}
 TOOL_KEYS = {"event", "tool", "source", "is_error", "ms"}
 RUN_KEYS = {"event", "model", "turns", "tool_calls", "total_tokens", "ms", "status"}
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
 
 
 @tool

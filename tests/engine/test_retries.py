@@ -16,54 +16,19 @@ from typing import Any
 import httpx
 import pytest
 
-from toolnexus import (
-    Client,
-    DoneEvent,
-    ErrorInfo,
-    Event,
-    LLMError,
-    RunResult,
-    TextEvent,
-    create_client,
-)
+from toolnexus import Client, ErrorInfo, Event, LLMError, TextEvent, create_client
 from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
+
+from .support import client_for, drive
 
 SCHEDULING_SLACK = 0.05
 """Seconds allowed above a SPEC upper bound for the request to travel and the loop to wake."""
 
 
 @pytest.fixture
-async def stub() -> AsyncIterator[StubLLMServer]:
-    async with StubLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def style(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(params=["run", "stream"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
-    options.setdefault("retry_base_ms", 0)
-    return create_client(stub.url, style, model="test-model", api_key="test-key", **options)
-
-
-async def drive(client: Client, mode: str, prompt: str = "hi") -> tuple[RunResult, list[Event]]:
-    """Run ``prompt`` through ``run`` or ``stream``; the result and the events seen."""
-    events: list[Event] = []
-    if mode == "run":
-        result = await client.run(prompt, on_event=events.append)
-        return result, events
-    async with aclosing(client.stream(prompt)) as stream:
-        async for event in stream:
-            events.append(event)
-    assert isinstance(events[-1], DoneEvent)
-    return events[-1].result, events
+def mode(async_mode: str) -> str:
+    """``run`` and ``stream``: this file does not cover ``run_sync``."""
+    return async_mode
 
 
 def timed(stub: StubLLMServer, *replies: Reply) -> list[float]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
-from contextlib import aclosing
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,7 +23,6 @@ from toolnexus import (
     Request,
     RunResult,
     TextEvent,
-    Tool,
     ToolCallEvent,
     ToolContext,
     Toolkit,
@@ -32,34 +30,29 @@ from toolnexus import (
     ToolResultEvent,
     UsageEvent,
     auth_required,
-    create_client,
     create_toolkit,
     pending,
 )
 from toolnexus.testing import StubLLMServer, reply
 
+from . import support
+from .support import (
+    Counter,
+    Message,
+    assert_balanced,
+    client_for,
+    make_tool,
+    results_of,
+    toolkit_of,
+)
+
 PROMPT = "Approve the deploy?"
-Message = dict[str, Any]
 
 
 @pytest.fixture
-async def stub() -> AsyncIterator[StubLLMServer]:
-    async with StubLLMServer() as server:
-        yield server
-
-
-@pytest.fixture(params=["openai", "anthropic"])
-def style(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture(params=["run", "stream"])
-def mode(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
-    return create_client(stub.url, style, model="test-model", api_key="test-key", **options)
+def mode(async_mode: str) -> str:
+    """``run`` and ``stream``: this file does not cover ``run_sync``."""
+    return async_mode
 
 
 async def drive(
@@ -76,29 +69,10 @@ async def drive(
         if not isinstance(event, TextEvent):
             log.append(event)
 
-    if mode == "run":
-        result = await client.run("Deploy it.", toolkit, on_event=keep, **options)
-        return result, log
-    async with aclosing(client.stream("Deploy it.", toolkit, **options)) as stream:
-        async for event in stream:
-            keep(event)
-    done = log[-1]
-    assert isinstance(done, DoneEvent)
-    return done.result, log
-
-
-def make_tool(name: str, execute: Any) -> Tool:
-    return Tool(
-        name=name,
-        description=f"The {name} tool.",
-        input_schema={"type": "object", "properties": {}},
-        source="native",
-        execute=execute,
+    result, _ = await support.drive(
+        client, mode, toolkit, prompt="Deploy it.", on_event=keep, **options
     )
-
-
-async def toolkit_of(*tools: Tool) -> Toolkit:
-    return await create_toolkit(extra_tools=list(tools), builtins=False)
+    return result, log
 
 
 class Gate:
@@ -144,18 +118,6 @@ class Gate:
         return len(self.contexts)
 
 
-class Counter:
-    """A tool that completes at once and counts its executions."""
-
-    def __init__(self, output: str = "noted") -> None:
-        self.output = output
-        self.runs = 0
-
-    async def __call__(self, args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
-        self.runs += 1
-        return ToolResult(self.output)
-
-
 class Host:
     """A ``wait_for`` that logs each call into ``log`` and answers with ``answer(request)``."""
 
@@ -177,32 +139,6 @@ def approve(data: dict[str, Any] | None = None) -> Callable[[Request], Answer]:
 # --- transcripts ---------------------------------------------------------------------------
 
 
-def call_ids(message: Message, style: str) -> list[str]:
-    if message.get("role") != "assistant":
-        return []
-    if style == "openai":
-        return [c["id"] for c in message.get("tool_calls") or []]
-    content = message.get("content")
-    blocks = content if isinstance(content, list) else []
-    return [b["id"] for b in blocks if b.get("type") == "tool_use"]
-
-
-def results_of(message: Message, style: str) -> list[tuple[str, str, bool | None]]:
-    """``(call id, content, is_error)`` of the tool results in one message (openai: no flag)."""
-    if style == "openai":
-        if message.get("role") != "tool":
-            return []
-        return [(message["tool_call_id"], message["content"], None)]
-    content = message.get("content")
-    if message.get("role") != "user" or not isinstance(content, list):
-        return []
-    return [
-        (b["tool_use_id"], b["content"], b["is_error"])
-        for b in content
-        if b.get("type") == "tool_result"
-    ]
-
-
 def results_in(messages: list[Message], style: str) -> list[tuple[str, str]]:
     return [(i, c) for m in messages for i, c, _ in results_of(m, style)]
 
@@ -210,22 +146,6 @@ def results_in(messages: list[Message], style: str) -> list[tuple[str, str]]:
 def flag(style: str, is_error: bool) -> bool | None:
     """The ``is_error`` a tool result carries on the wire (openai tool messages have none)."""
     return None if style == "openai" else is_error
-
-
-def assert_balanced(messages: list[Message], style: str) -> None:
-    """Every tool-calling assistant message is followed by exactly one result per call."""
-    i = 0
-    while i < len(messages):
-        calls = call_ids(messages[i], style)
-        assert not results_of(messages[i], style), f"message {i}: results without calls"
-        i += 1
-        if not calls:
-            continue
-        answered: list[str] = []
-        while i < len(messages) and results_of(messages[i], style):
-            answered += [r[0] for r in results_of(messages[i], style)]
-            i += 1
-        assert answered == calls, f"calls {calls} answered by {answered}"
 
 
 def kinds(log: list[object]) -> list[str]:
