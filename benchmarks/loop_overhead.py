@@ -5,6 +5,7 @@ answers immediately. We time, for the same number of round trips:
 
 - ``raw aiohttp``: the baseline, one pooled aiohttp session posting a prebuilt body;
 - ``run (json)``: ``client.run`` with a one-tool toolkit, one LLM round trip per run;
+- ``raw sse``: the streaming baseline, the same session reading an SSE reply to its end;
 - ``stream (sse)``: ``client.stream`` for the same;
 - ``run, 3 turns``: two tool turns then an answer, per round trip;
 - ``run via httpx``: ``client.run`` with an injected ``httpx.AsyncClient``.
@@ -92,6 +93,15 @@ async def measure(
         async with session.post(url + "/chat/completions", data=body, headers=headers) as resp:
             json.loads(await resp.read())
 
+    stream_body = json.dumps({**json.loads(body), "stream": True}).encode()
+
+    async def raw_sse() -> None:
+        async with session.post(
+            url + "/chat/completions", data=stream_body, headers=headers
+        ) as resp:
+            async for _ in resp.content.iter_any():
+                pass
+
     async def run_json() -> None:
         await client.run("hello", tk)
 
@@ -108,6 +118,7 @@ async def measure(
     cases: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
         "raw aiohttp": (raw, 1),
         "run (json)": (run_json, 1),
+        "raw sse": (raw_sse, 1),
         "stream (sse)": (run_stream, 1),
         "run, 3 turns": (run_three, 3),
         "run via httpx": (run_httpx, 1),
