@@ -54,6 +54,7 @@ class SkillSource:
         validate_sample_limit(sample_limit)
         self._skills: dict[str, Skill] = {s.name: s for s in skills}
         self._sample_limit = sample_limit
+        self._prompt: str | None = None
         self.tool = Tool(
             name="skill",
             description=SKILL_TOOL_DESCRIPTION,
@@ -70,7 +71,9 @@ class SkillSource:
 
     def prompt(self) -> str:
         """The system-prompt section listing the described skills (``Toolkit.skills_prompt``)."""
-        return render_prompt(list(self._skills.values()))
+        if self._prompt is None:  # the skills never change once loaded
+            self._prompt = render_prompt(list(self._skills.values()))
+        return self._prompt
 
     async def _execute(self, args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         try:
