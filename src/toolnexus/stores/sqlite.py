@@ -7,7 +7,9 @@ Layout (created on first use, evolved by named migrations recorded in ``schema_m
 ``messages`` is the transcript as compact JSON text and ``updated_at`` an RFC 3339 UTC time.
 The database runs in WAL mode with a 5000 ms busy timeout, so readers never block the writer
 and concurrent writers (coroutines, threads or processes) wait for each other instead of
-failing. Every blocking call runs in a worker thread on a connection of its own.
+failing. Every blocking call runs in a worker thread, on a connection borrowed from a small
+pool (a connection is used by one thread at a time; opening one per call would cost a WAL
+checkpoint each time the last connection closes).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ _T = TypeVar("_T")
 
 BUSY_TIMEOUT_MS = 5000
 """How long a connection waits for another writer's lock before giving up."""
+_POOL_SIZE = 4
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -73,6 +76,9 @@ class SqliteConversationStore:
         self._ready = False
         self._ready_lock = threading.Lock()
         self._closed = False
+        self._pool: list[sqlite3.Connection] = []
+        self._pool_lock = threading.Lock()
+        self._pool_pid = os.getpid()
 
     @property
     def path(self) -> Path:
@@ -103,11 +109,12 @@ class SqliteConversationStore:
         await self._call("delete", id, lambda conn: conn.execute(_DELETE, (id,)))
 
     async def close(self) -> None:
-        """Stop accepting calls. Connections live only for one call, so nothing stays open.
-
-        Calling it more than once is harmless.
-        """
+        """Stop accepting calls and close the pooled connections. Harmless to repeat."""
         self._closed = True
+        with self._pool_lock:
+            pool, self._pool = self._pool, []
+        if pool:
+            await asyncio.to_thread(_close_all, pool)
 
     async def _call(self, what: str, id: str, op: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
@@ -119,20 +126,43 @@ class SqliteConversationStore:
             raise
 
     def _run(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
-        """In a worker thread: prepare the file once, then run ``op`` on a fresh connection.
+        """In a worker thread: prepare the file once, then run ``op`` on a pooled connection.
 
         The connection is in autocommit mode, so each statement is its own transaction.
         """
         if not self._ready:
             self._prepare()
-        conn = self._connect()
+        conn = self._borrow()
         try:
-            return op(conn)
-        finally:
-            conn.close()
+            result = op(conn)
+        except BaseException:
+            conn.close()  # its state is unknown: never hand it out again
+            raise
+        self._give_back(conn)
+        return result
+
+    def _borrow(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._pool_pid != os.getpid():  # a forked child must not use its parent's
+                self._pool, self._pool_pid = [], os.getpid()
+            if self._pool:
+                return self._pool.pop()
+        return self._connect()
+
+    def _give_back(self, conn: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if not self._closed and len(self._pool) < _POOL_SIZE:
+                self._pool.append(conn)
+                return
+        conn.close()
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn = sqlite3.connect(
+            self._path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,  # pooled: used by one worker thread at a time
+        )
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         except BaseException:
@@ -168,6 +198,11 @@ class SqliteConversationStore:
 
     def __repr__(self) -> str:
         return f"SqliteConversationStore({str(self._path)!r})"
+
+
+def _close_all(connections: list[sqlite3.Connection]) -> None:
+    for conn in connections:
+        conn.close()
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
