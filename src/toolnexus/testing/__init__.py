@@ -11,7 +11,13 @@ Nothing here is imported by ``import toolnexus``; the names below load on first 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for type checkers; at run time the names load on first use
+    from . import reply
+    from .llm_stub import RecordedRequest, StubLLMServer
+    from .mcp_server import mcp_server_command
+    from .reply import Reply
 
 __all__ = [
     "RecordedRequest",

@@ -34,7 +34,7 @@ from typing import Any, Literal
 from aiohttp import web
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from .reply import Reply, Style, _render, _Wire
+from .reply import Reply, Style, _error_wire, _render, _Wire
 
 __all__ = ["RecordedRequest", "StubLLMServer"]
 
@@ -382,8 +382,7 @@ class StubLLMServer:
         if isinstance(chosen, str):
             return await self._send(request, exchange, _error_wire(500, chosen))
         model = record.json.get("model") if isinstance(record.json, dict) else None
-        if model is None:
-            model = "stub-model"
+        model = "stub-model" if model is None else model
         try:
             wire = _render(
                 chosen, style=record.style, stream=record.stream, model=model, n=record.index
@@ -496,8 +495,3 @@ class StubLLMServer:
             if exchange.generation == self._generation:
                 self._disconnects += 1
             self._notify_locked()
-
-
-def _error_wire(status: int, message: str) -> _Wire:
-    body = json.dumps({"error": f"StubLLMServer: {message}"}).encode()
-    return _Wire(status, {"Content-Type": "application/json"}, body=body)

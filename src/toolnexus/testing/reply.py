@@ -449,3 +449,9 @@ def _anthropic_sse(message: _Message, model: object, n: int) -> list[bytes]:
     events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": completion}})
     events.append({"type": "message_stop"})
     return [f"event: {e['type']}\ndata: {compact_json(e)}\n\n".encode() for e in events]
+
+
+def _error_wire(status: int, message: str) -> _Wire:
+    """A JSON error the stub makes up itself (no route, no reply scripted, …)."""
+    body = json.dumps({"error": f"StubLLMServer: {message}"}).encode()
+    return _Wire(status, {"Content-Type": "application/json"}, body=body)
