@@ -154,7 +154,10 @@ async def create_toolkit(
     if mcp_config is not None:
         from .tools.mcp.config import load_mcp_config
 
-        config = load_mcp_config(mcp_config)
+        if isinstance(mcp_config, Mapping):
+            config = load_mcp_config(mcp_config)
+        else:  # reading the file is blocking I/O: keep it off the event loop
+            config = await asyncio.to_thread(load_mcp_config, mcp_config)
         if builtins is None and config.builtins is not None:
             builtins = config.builtins
 
