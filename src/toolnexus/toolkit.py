@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,8 @@ SkillProvider = Callable[[], Any]
 class Toolkit:
     """An ordered set of uniquely named tools, plus the resources behind them.
 
-    Build one with ``create_toolkit``; close it with ``await tk.close()`` or ``async with``.
+    Build one with ``create_toolkit`` (which loads MCP servers and skills), or directly from
+    tools with ``Toolkit([...])``; close it with ``await tk.close()`` or ``async with``.
     """
 
     def __init__(
@@ -41,8 +42,7 @@ class Toolkit:
         mcp: McpSource | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
-        for t in tools:
-            self._tools.setdefault(t.name, t)
+        self.register(*tools)
         self._skills = skills
         self._mcp = mcp
         self._closed = False
@@ -195,17 +195,18 @@ async def create_toolkit(
 
 
 async def _gather_or_close(
-    skills_load: Any, mcp_load: Any
+    skills_load: Coroutine[Any, Any, SkillSource | None],
+    mcp_load: Coroutine[Any, Any, McpSource | None],
 ) -> tuple[SkillSource | None, McpSource | None]:
     """Run both loads; if either fails, close what the other connected."""
-    results = await asyncio.gather(skills_load, mcp_load, return_exceptions=True)
-    errors = [r for r in results if isinstance(r, BaseException)]
-    if errors:
-        mcp_source = results[1]
-        if mcp_source is not None and not isinstance(mcp_source, BaseException):
-            await mcp_source.close()
-        raise errors[0]
-    return results[0], results[1]  # type: ignore[return-value]
+    skills, mcp = await asyncio.gather(skills_load, mcp_load, return_exceptions=True)
+    if isinstance(skills, BaseException):
+        if mcp is not None and not isinstance(mcp, BaseException):
+            await mcp.close()
+        raise skills
+    if isinstance(mcp, BaseException):
+        raise mcp
+    return skills, mcp
 
 
 def assemble_tools(
