@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client
 from .engine.hooks import Hooks
+from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
 from .errors import ConfigError, LLMError, RunCancelled, RunTimeout, ToolnexusError
 from .events import (
@@ -72,12 +73,15 @@ __all__ = [
     "Event",
     "Hooks",
     "InMemoryConversationStore",
+    "Interceptor",
     "JSONObject",
     "LLMError",
     "McpInventory",
+    "ModelCall",
     "PendingEvent",
     "Request",
     "RunCancelled",
+    "RunInfo",
     "RunResult",
     "RunTimeout",
     "SkillDef",
@@ -90,6 +94,7 @@ __all__ = [
     "ToolCall",
     "ToolCallEvent",
     "ToolContext",
+    "ToolExecution",
     "ToolInfo",
     "ToolResult",
     "ToolResultEvent",

@@ -16,6 +16,7 @@ from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
 from .engine.hooks import Hooks
+from .engine.interceptors import Interceptor
 from .engine.llm import LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy
@@ -116,6 +117,29 @@ class Client:
         self._engine = engine
         self._transport = transport
         self._store = engine.store
+
+    @property
+    def interceptors(self) -> tuple[Interceptor, ...]:
+        """The installed interceptors, outermost first."""
+        return self._engine.interceptors
+
+    def add_interceptor(self, interceptor: Interceptor) -> None:
+        """Wrap this client's model calls and tool executions with ``interceptor``.
+
+        It becomes the innermost of those installed so far and applies to runs started from
+        now on. See ``Interceptor`` for what it may do.
+        """
+        if not isinstance(interceptor, Interceptor):
+            raise ConfigError(
+                f"add_interceptor needs an Interceptor, not {type(interceptor).__name__}"
+            )
+        self._engine.interceptors = (*self._engine.interceptors, interceptor)
+
+    def remove_interceptor(self, interceptor: Interceptor) -> None:
+        """Uninstall ``interceptor`` (runs already started keep it); unknown ones are ignored."""
+        self._engine.interceptors = tuple(
+            i for i in self._engine.interceptors if i is not interceptor
+        )
 
     @property
     def conversation_store(self) -> ConversationStore:

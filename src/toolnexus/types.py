@@ -50,6 +50,23 @@ class ToolResult:
     is_error: bool = False
     metadata: JSONObject | None = None
 
+    def to_dict(self) -> JSONObject:
+        """JSON form ``{"output", "isError", "metadata"?}``; a pending ``Request`` as its dict."""
+        out: JSONObject = {"output": self.output, "isError": self.is_error}
+        if self.metadata is not None:
+            meta = dict(self.metadata)
+            request = meta.get("pending")
+            if request is not None and hasattr(request, "to_dict"):
+                meta["pending"] = request.to_dict()
+            out["metadata"] = meta
+        return out
+
+    @classmethod
+    def from_dict(cls, data: JSONObject) -> ToolResult:
+        """Inverse of ``to_dict`` (a pending request stays a dict, which ``pending_of`` reads)."""
+        meta = data.get("metadata")
+        return cls(str(data["output"]), bool(data.get("isError", False)), meta)
+
 
 @dataclass(slots=True)
 class ToolContext:

@@ -30,6 +30,8 @@ from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit
 from ..types import ConversationStore, JSONObject, RunResult, RunStatus, ToolCall, ToolResult, Usage
 from .hooks import Hooks, call_hook
+from .intercepted import intercepted_call, observed
+from .interceptors import Interceptor, RunInfo
 from .llm import LLMCaller
 from .resume import resumable_turn
 from .scope import RunScope, guarded
@@ -62,6 +64,9 @@ class _RunState:
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
     halted: Request | None = None
+    interceptors: tuple[Interceptor, ...] = ()
+    info: RunInfo | None = None
+    """Set when the run has interceptors."""
     turn_results: list[tuple[str, ToolResult]] = field(default_factory=list)
 
     def record(self, use: ToolUse, args: JSONObject, result: ToolResult) -> None:
@@ -88,11 +93,22 @@ class Engine:
     request_params: Mapping[str, Any] | None = None
     body_transform: Callable[[JSONObject], Any] | None = None
     timeout_ms: float | None = None
+    interceptors: tuple[Interceptor, ...] = ()
+    """Wrap every model call and tool execution (see ``interceptors.Interceptor``)."""
 
     def events(self, run: RunInput) -> AsyncGenerator[Event, None]:
         """The run as a stream of events, under its deadline and cancel token."""
         scope = RunScope(run.cancel, self.timeout_ms)
         state = _RunState(started=time.perf_counter())
+        state.interceptors = interceptors = self.interceptors
+        if interceptors:
+            state.info = RunInfo(
+                self.model,
+                self.dialect.name,
+                run.stream,
+                run.conversation_id,
+                _stopped=lambda: scope.reason,
+            )
 
         async def on_error(exc: BaseException) -> None:
             await self.metrics.run(
@@ -104,14 +120,19 @@ class Engine:
                 error=str(exc) or type(exc).__name__,
             )
 
-        return guarded(self._loop(run, state, scope), scope, on_error)
+        events = guarded(self._loop(run, state, scope), scope, on_error)
+        if state.info is None:
+            return events
+        return observed(events, interceptors, state.info)
 
     async def _loop(
         self, run: RunInput, state: _RunState, scope: RunScope
     ) -> AsyncGenerator[Event, None]:
         headers = self.headers()
         toolkit = run.toolkit
-        runner = ToolRunner(toolkit, self.hooks, self.metrics, scope)
+        runner = ToolRunner(
+            toolkit, self.hooks, self.metrics, scope, state.interceptors, state.info
+        )
         tools = self.dialect.tool_schemas(toolkit.tools()) if toolkit is not None else []
         skills = toolkit.skills_prompt() if toolkit is not None else ""
         system = "\n\n".join(p for p in (self.system_prompt, skills) if p)
@@ -133,7 +154,8 @@ class Engine:
             tools = await self._before_llm(state, tools, turn)
             body = await self._body(state.messages, tools, system, run.stream)
             reply: Turn | None = None
-            async with aclosing(self._call_llm(body, headers, turn, run.stream)) as items:
+            calls = self._call_llm(body, headers, turn, run.stream, state)
+            async with aclosing(calls) as items:
                 async for item in items:
                     if isinstance(item, str):
                         yield TextEvent(item)
@@ -202,12 +224,26 @@ class Engine:
         return body
 
     async def _call_llm(
-        self, body: JSONObject, headers: dict[str, str], turn: int, stream: bool
+        self,
+        body: JSONObject,
+        headers: dict[str, str],
+        turn: int,
+        stream: bool,
+        state: _RunState,
     ) -> AsyncGenerator[str | Turn, None]:
         """One logical model call (text deltas, then the turn), with its ``llm`` metric."""
         started = time.perf_counter()
         try:
-            if stream:
+            if state.info is not None:
+                calls = intercepted_call(
+                    self.caller, self.dialect, state.interceptors, state.info, body, headers, turn
+                )
+                async with aclosing(calls) as items:
+                    async for item in items:
+                        yield item
+                        if isinstance(item, Turn):
+                            reply = item
+            elif stream:
                 async with aclosing(self.caller.stream(body, headers, turn=turn)) as items:
                     async for item in items:
                         yield item
@@ -237,7 +273,7 @@ class Engine:
             yield ToolCallEvent(use.id, use.name, use.args)
         outcomes = await runner.run_all(uses, turn)
         results: list[tuple[str, ToolResult]] = []
-        for use, outcome in zip(uses, outcomes, strict=True):
+        for index, (use, outcome) in enumerate(zip(uses, outcomes, strict=True)):
             result = outcome.result
             request = pending_of(result)
             if request is not None:
@@ -254,21 +290,26 @@ class Engine:
                     results.append((use.id, result))
                     continue
                 yield PendingEvent(request)
-                result = await self._answer(runner, use, outcome.args, request, turn)
+                result = await self._answer(runner, use, outcome.args, request, (turn, index))
             state.record(use, outcome.args, result)
             results.append((use.id, result))
             yield ToolResultEvent(use.id, use.name, result.output, result.is_error)
         state.turn_results = results
 
     async def _answer(
-        self, runner: ToolRunner, use: ToolUse, args: JSONObject, request: Request, turn: int
+        self,
+        runner: ToolRunner,
+        use: ToolUse,
+        args: JSONObject,
+        request: Request,
+        where: tuple[int, int],
     ) -> ToolResult:
         """Ask the host's ``wait_for``; run the call once more when the answer is ok."""
         assert self.wait_for is not None
         answer = await maybe_await(self.wait_for, request)
         if not isinstance(answer, Answer) or not answer.ok:
             return ToolResult(f"declined/expired: {request.prompt}", is_error=True)
-        return await runner.run_again(use, args, answer, request, turn)
+        return await runner.run_again(use, args, answer, request, *where)
 
     async def _resume(
         self, resume: tuple[Request, Answer], runner: ToolRunner, state: _RunState
@@ -277,7 +318,10 @@ class Engine:
         request, answer = resume
         turn = resumable_turn(self.dialect, state.messages, request)
         if answer.ok:
-            result = await runner.run_again(turn.halted, turn.halted.args, answer, request, 0)
+            index = next(i for i, c in enumerate(turn.calls) if c.id == turn.halted.id)
+            result = await runner.run_again(
+                turn.halted, turn.halted.args, answer, request, 0, index
+            )
         else:
             result = ToolResult(f"declined/expired: {request.prompt}", is_error=True)
         state.record(turn.halted, turn.halted.args, result)

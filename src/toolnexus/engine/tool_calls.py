@@ -14,6 +14,7 @@ from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit
 from ..types import JSONObject, ToolContext, ToolResult, ToolSource
 from .hooks import Hooks, call_hook
+from .interceptors import Interceptor, RunInfo, ToolExecution, chain
 from .scope import RunScope
 
 __all__ = ["Outcome", "ToolRunner", "gather_in_order"]
@@ -33,20 +34,32 @@ class ToolRunner:
     """Runs tool calls for one run: hooks, execution, metric events."""
 
     def __init__(
-        self, toolkit: Toolkit | None, hooks: Hooks, metrics: Metrics, scope: RunScope
+        self,
+        toolkit: Toolkit | None,
+        hooks: Hooks,
+        metrics: Metrics,
+        scope: RunScope,
+        interceptors: Sequence[Interceptor] = (),
+        info: RunInfo | None = None,
     ) -> None:
         self._toolkit = toolkit
         self._hooks = hooks
         self._metrics = metrics
         self._scope = scope
+        self._info = info
+        self._chain = chain(interceptors, "around_tool", self._innermost) if info else None
+        self._executions = 0
 
     async def run_all(self, uses: Sequence[ToolUse], turn: int) -> list[Outcome]:
         """Run every call concurrently; outcomes come back in call order."""
-        return await gather_in_order([self.run_one(use, turn) for use in uses])
+        return await gather_in_order(
+            [self.run_one(use, turn, index) for index, use in enumerate(uses)]
+        )
 
-    async def run_one(self, use: ToolUse, turn: int) -> Outcome:
+    async def run_one(self, use: ToolUse, turn: int, index: int = 0) -> Outcome:
         """``before_tool`` → execute → ``after_tool`` (not on a suspension), metered."""
         started = time.perf_counter()
+        seq = self._next_seq()
         if use.error is not None:
             result = ToolResult(use.error, is_error=True)
             await self._meter(use.name, result, started)
@@ -63,18 +76,25 @@ class ToolRunner:
             return Outcome(args, result)
         if override and isinstance(override.get("args"), dict):
             args = override["args"]
-        result = await self._execute(use.name, args, self.context())
+        result = await self._execute(use, args, self.context(), (turn, index, 0, seq))
         if pending_of(result) is None:
             result = await self._after_tool(use, args, result, turn)
         await self._meter(use.name, result, started)
         return Outcome(args, result)
 
     async def run_again(
-        self, use: ToolUse, args: JSONObject, answer: Answer, request: Request, turn: int
+        self,
+        use: ToolUse,
+        args: JSONObject,
+        answer: Answer,
+        request: Request,
+        turn: int,
+        index: int = 0,
     ) -> ToolResult:
         """Execute a suspended call once more with the host's answer (no ``before_tool``)."""
         started = time.perf_counter()
-        result = await self._execute(use.name, args, self.context(answer))
+        where = (turn, index, 1, self._next_seq())
+        result = await self._execute(use, args, self.context(answer), where)
         if pending_of(result) is not None:
             await self._meter(use.name, result, started)
             return ToolResult(f"unresolved: {request.prompt}", is_error=True)
@@ -87,7 +107,31 @@ class ToolRunner:
             cancel=self._scope.cancel, timeout=self._scope.remaining(), answer=answer
         )
 
-    async def _execute(self, name: str, args: JSONObject, ctx: ToolContext) -> ToolResult:
+    def _next_seq(self) -> int:
+        """Executions are numbered in the (deterministic) order the loop starts them."""
+        self._executions += 1
+        return self._executions - 1
+
+    async def _execute(
+        self,
+        use: ToolUse,
+        args: JSONObject,
+        ctx: ToolContext,
+        where: tuple[int, int, int, int],
+    ) -> ToolResult:
+        if self._chain is None or self._info is None:
+            return await self._innermost_of(use.name, args, ctx)
+        turn, index, attempt, seq = where
+        execution = ToolExecution(
+            self._info, use.name, args, use.id, turn, index, attempt, seq, ctx
+        )
+        result: ToolResult = await self._chain(execution)
+        return result
+
+    async def _innermost(self, execution: ToolExecution) -> ToolResult:
+        return await self._innermost_of(execution.name, execution.args, execution.context)
+
+    async def _innermost_of(self, name: str, args: JSONObject, ctx: ToolContext) -> ToolResult:
         if self._toolkit is None:
             return ToolResult(f"Unknown tool: {name}", is_error=True)
         return await self._toolkit.execute(name, args, ctx)
