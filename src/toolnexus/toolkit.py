@@ -16,6 +16,9 @@ from .tools.builtin import builtin_tools, select_builtins
 from .types import JSONObject, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
+    from .serve import ServeHandle
+    from .serve.mcp_server import OnCall
+    from .tools.mcp.config import McpConfig
     from .tools.mcp.source import McpSource
     from .tools.skills import SkillDef, SkillSource
 
@@ -40,12 +43,19 @@ class Toolkit:
         *,
         skills: SkillSource | None = None,
         mcp: McpSource | None = None,
+        config: McpConfig | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
         self.register(*tools)
         self._skills = skills
         self._mcp = mcp
+        self._config = config
         self._closed = False
+
+    @property
+    def config(self) -> McpConfig | None:
+        """The parsed MCP config this toolkit was built from, if any (with its sibling blocks)."""
+        return self._config
 
     def tools(self) -> list[Tool]:
         """Every tool, in the order the model sees them."""
@@ -97,6 +107,39 @@ class Toolkit:
 
     def to_gemini(self) -> list[JSONObject]:
         return schemas.to_gemini(self.tools())
+
+    async def serve(
+        self,
+        addr: str,
+        *,
+        mcp: Mapping[str, Any] | None = None,
+        on_call: OnCall | None = None,
+        client: object | None = None,
+        a2a: Mapping[str, Any] | None = None,
+        on_task: Callable[..., Any] | None = None,
+    ) -> ServeHandle:
+        """Serve this toolkit over HTTP at ``addr`` (``"HOST:PORT"``, port 0 = any free port).
+
+        With an MCP profile (``mcp={}`` exposes every tool; ``{"name", "version", "tools"}``
+        narrow it; ``None`` falls back to the config's ``mcpServer`` block) the toolkit is an
+        MCP server at ``/mcp`` (stateless streamable HTTP, JSON responses); every other path
+        answers 404. Returns once listening; ``await handle.stop()`` closes the listener and
+        leaves the toolkit open. ``on_call({"name", "source", "ms", "is_error"})`` fires after
+        each executed call.
+        """
+        from .serve import serve_toolkit
+
+        return await serve_toolkit(
+            self, addr, mcp=mcp, on_call=on_call, client=client, a2a=a2a, on_task=on_task
+        )
+
+    async def serve_stdio(
+        self, *, mcp: Mapping[str, Any] | None = None, on_call: OnCall | None = None
+    ) -> None:
+        """Serve this toolkit as an MCP server on stdin/stdout; returns when stdin closes."""
+        from .serve import serve_toolkit_stdio
+
+        await serve_toolkit_stdio(self, mcp=mcp, on_call=on_call)
 
     async def close(self) -> None:
         """End MCP sessions and stop their processes. Safe to call more than once."""
@@ -191,7 +234,7 @@ async def create_toolkit(
         extra=extra_tools or (),
         disable=disable_tools or (),
     )
-    return Toolkit(tools, skills=skill_source, mcp=mcp_source)
+    return Toolkit(tools, skills=skill_source, mcp=mcp_source, config=config)
 
 
 async def _gather_or_close(

@@ -75,6 +75,8 @@ class McpConfig:
     servers: list[McpServerConfig] = field(default_factory=list)
     builtins: bool | dict[str, Any] | None = None
     """The top-level ``builtins`` value (a bool or an object), ``None`` when the key is absent."""
+    mcp_server: dict[str, Any] | None = None
+    """The top-level ``mcpServer`` block (how ``Toolkit.serve`` exposes the toolkit over MCP)."""
 
 
 def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpConfig:
@@ -117,8 +119,13 @@ def _parse_root(data: Mapping[str, Any], *, where: str) -> McpConfig:
     builtins = data.get("builtins")
     if builtins is not None and not isinstance(builtins, bool | Mapping):
         raise ConfigError(f'{where}: "builtins" must be true, false or an object')
+    mcp_server = data.get("mcpServer")
+    if mcp_server is not None and not isinstance(mcp_server, Mapping):
+        raise ConfigError(f'{where}: "mcpServer" must be an object')
     return McpConfig(
-        servers=servers, builtins=dict(builtins) if isinstance(builtins, Mapping) else builtins
+        servers=servers,
+        builtins=dict(builtins) if isinstance(builtins, Mapping) else builtins,
+        mcp_server=dict(mcp_server) if mcp_server is not None else None,
     )
 
 
