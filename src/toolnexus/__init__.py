@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
-from .client import Client, Conversation, create_client
+from .client import Client, Conversation, create_client, create_in_process_client
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
@@ -106,6 +106,7 @@ __all__ = [
     "__version__",
     "auth_required",
     "create_client",
+    "create_in_process_client",
     "create_toolkit",
     "define_tool",
     "http_tool",

@@ -17,6 +17,7 @@ from .cancel import CancelToken
 from .dialects import dialect_for
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor
+from .engine.in_process import Generate, InProcessCaller
 from .engine.llm import LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy
@@ -30,7 +31,7 @@ from .toolkit import Toolkit
 from .transport.http import Transport, transport_for
 from .types import ConversationStore, JSONObject, RunResult
 
-__all__ = ["Client", "Conversation", "create_client"]
+__all__ = ["Client", "Conversation", "create_client", "create_in_process_client"]
 
 logger = logging.getLogger("toolnexus")
 T = TypeVar("T")
@@ -72,22 +73,14 @@ def create_client(
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
-    _check(isinstance(model, str) and model != "", "model must be a non-empty string")
-    _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
-    _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
-    _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
-    _check(timeout_ms is None or timeout_ms > 0, "timeout_ms must be positive")
+    _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
     transport = transport_for(http_client)
     keys = _ApiKey(api_key, _key_variables(style, base_url))
     extra_headers = dict(headers or {})
+    policy = RetryPolicy(retries, float(retry_base_ms), on_error)
     engine = Engine(
         dialect=dialect,
-        caller=LLMCaller(
-            transport,
-            dialect,
-            dialect.url(base_url),
-            RetryPolicy(retries, float(retry_base_ms), on_error),
-        ),
+        caller=LLMCaller(transport, dialect, dialect.url(base_url), policy),
         model=model,
         system_prompt=system_prompt or "",
         max_turns=max_turns,
@@ -103,6 +96,76 @@ def create_client(
     return Client(engine, transport, base_url=base_url, style=style)
 
 
+_WIRE_ONLY = ("base_url", "style", "api_key", "http_client", "headers")
+
+
+def create_in_process_client(
+    *,
+    model: str,
+    generate: Generate,
+    system_prompt: str | None = None,
+    max_turns: int = 10,
+    hooks: Hooks | Mapping[str, Any] | None = None,
+    retries: int = 0,
+    retry_base_ms: float = 500,
+    timeout_ms: float | None = None,
+    on_error: Callable[[ErrorInfo], Any] | None = None,
+    store: ConversationStore | None = None,
+    on_metric: MetricSink | None = None,
+    wait_for: WaitFor | None = None,
+    request_params: Mapping[str, Any] | None = None,
+    body_transform: Callable[[JSONObject], Any] | None = None,
+    **wire_options: Any,
+) -> Client:
+    """A client whose model runs in this process: ``generate(request)`` answers each call.
+
+    The same loop, hooks, memory, suspension, retries and metrics as ``create_client``, with
+    no API key and no HTTP. Transcripts are OpenAI-shaped. ``generate`` receives
+    ``{"messages", "tools", "model", "body"}`` (``body`` is the chat-completions body an HTTP
+    client would send, after ``request_params`` and ``body_transform``) and returns
+    ``{"content": str}`` or ``{"tool_calls": [{"id"?, "name", "arguments"}]}``, optionally
+    with ``"usage"``. It may be a plain function (run in a worker thread, so the event loop
+    stays free), a coroutine function, or an async generator yielding text deltas and
+    optionally a final dict: then ``stream()`` and ``ask(on_text=...)`` show each delta.
+    An exception from ``generate`` raises ``LLMError(status=None)`` with it as ``__cause__``.
+    Wire-only options (``base_url``, ``style``, ``api_key``, ``http_client``, ``headers``)
+    raise ``ConfigError`` (also a ``TypeError``) naming them.
+    """
+    if wire_options:
+        wire = sorted(k for k in wire_options if k in _WIRE_ONLY)
+        other = sorted(k for k in wire_options if k not in _WIRE_ONLY)
+        if wire:
+            raise _WireOptionError(
+                f"create_in_process_client does not take {', '.join(wire)}: "
+                "an in-process model has no endpoint, wire style, API key or HTTP client"
+            )
+        raise _WireOptionError(f"create_in_process_client got unknown options: {', '.join(other)}")
+    _check(callable(generate), "generate must be a function, coroutine function or async generator")
+    _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
+    dialect = dialect_for("openai")
+    policy = RetryPolicy(retries, float(retry_base_ms), on_error)
+    engine = Engine(
+        dialect=dialect,
+        caller=InProcessCaller(generate, dialect, model, policy),
+        model=model,
+        system_prompt=system_prompt or "",
+        max_turns=max_turns,
+        hooks=Hooks.coerce(hooks),
+        metrics=Metrics(on_metric),
+        store=store if store is not None else InMemoryConversationStore(),
+        headers=dict,
+        wait_for=wait_for,
+        request_params=_clean_params(request_params),
+        body_transform=body_transform,
+        timeout_ms=timeout_ms,
+    )
+    return Client(engine, None, base_url="in-process", style="openai")
+
+
+class _WireOptionError(ConfigError, TypeError):
+    """An HTTP-only option given to the in-process client."""
+
+
 class Client:
     """Runs prompts through the agent loop. Create one with ``create_client``.
 
@@ -110,7 +173,9 @@ class Client:
     ``async with client:``.
     """
 
-    def __init__(self, engine: Engine, transport: Transport, *, base_url: str, style: str) -> None:
+    def __init__(
+        self, engine: Engine, transport: Transport | None, *, base_url: str, style: str
+    ) -> None:
         self.base_url = base_url
         self.style = style
         self.model = engine.model
@@ -178,7 +243,7 @@ class Client:
 
         Not available with an injected ``http_client``, which belongs to its own event loop.
         """
-        if self._transport.injected:
+        if self._transport is not None and self._transport.injected:
             raise ConfigError(
                 "run_sync needs its own event loop, but this client uses an injected "
                 "http_client bound to another one; await client.run(...) instead"
@@ -308,7 +373,8 @@ class Client:
 
     async def aclose(self) -> None:
         """Close the client's HTTP session (an injected ``http_client`` stays open)."""
-        await self._transport.aclose()
+        if self._transport is not None:
+            await self._transport.aclose()
 
     async def __aenter__(self) -> Client:
         return self
@@ -353,7 +419,8 @@ class Client:
         try:
             return await start()
         finally:
-            await self._transport.aclose()
+            if self._transport is not None:
+                await self._transport.aclose()
 
 
 class Conversation:
@@ -431,6 +498,19 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+def _check_options(
+    model: object, max_turns: object, retries: object, retry_base_ms: float, timeout_ms: object
+) -> None:
+    _check(isinstance(model, str) and model != "", "model must be a non-empty string")
+    _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
+    _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
+    _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
+    _check(
+        timeout_ms is None or (isinstance(timeout_ms, (int, float)) and timeout_ms > 0),
+        "timeout_ms must be positive",
+    )
 
 
 def _check(condition: bool, message: str) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncGenerator, Mapping
+from typing import Protocol
 
 from ..dialects import Dialect, MalformedResponse, Turn
 from ..dialects.sse import SSEDecoder, SSEError
@@ -16,11 +17,33 @@ from ..transport.http import NetworkError, Transport
 from ..types import JSONObject, Usage
 from .retry import RetryPolicy
 
-__all__ = ["ATTEMPT_TIMEOUT", "LLMCaller"]
+__all__ = ["ATTEMPT_TIMEOUT", "LLMCaller", "ModelCaller"]
 
 ATTEMPT_TIMEOUT = 120.0
 """Seconds per attempt: the whole response (JSON), or each gap between chunks (streaming)."""
 _SNIPPET = 300
+
+
+class ModelCaller(Protocol):
+    """How the loop makes one logical model call: over HTTP (``LLMCaller``) or in-process."""
+
+    def usage_of(self, reply: JSONObject) -> Usage:
+        """The usage a raw reply reports (zeros when it cannot be read)."""
+        ...
+
+    async def call(self, body: JSONObject, headers: Mapping[str, str], *, turn: int) -> Turn:
+        """One call answered whole."""
+        ...
+
+    async def call_raw(self, body: JSONObject, headers: Mapping[str, str]) -> JSONObject:
+        """One call, returning the raw reply object (``call_provider``)."""
+        ...
+
+    def stream(
+        self, body: JSONObject, headers: Mapping[str, str], *, turn: int
+    ) -> AsyncGenerator[str | Turn, None]:
+        """One streamed call: text deltas, then the assembled ``Turn``."""
+        ...
 
 
 class _Failure(Exception):

@@ -32,7 +32,7 @@ from ..types import ConversationStore, JSONObject, RunResult, RunStatus, ToolCal
 from .hooks import Hooks, call_hook
 from .intercepted import intercepted_call, observed
 from .interceptors import Interceptor, RunInfo
-from .llm import LLMCaller
+from .llm import ModelCaller
 from .resume import resumable_turn
 from .scope import RunScope, guarded
 from .tool_calls import ToolRunner
@@ -80,7 +80,7 @@ class Engine:
     """A client's fixed configuration, and the loop that runs on it."""
 
     dialect: Dialect
-    caller: LLMCaller
+    caller: ModelCaller
     model: str
     system_prompt: str
     max_turns: int
