@@ -16,6 +16,7 @@ from typing import Any
 from .._callbacks import maybe_await
 from ..cancel import CancelToken
 from ..dialects import Dialect, ToolUse, Turn
+from ..errors import ConfigError
 from ..events import (
     DoneEvent,
     Event,
@@ -220,6 +221,10 @@ class Engine:
         if self.body_transform is not None:
             replaced = await maybe_await(self.body_transform, body)
             if replaced is not None:
+                if not isinstance(replaced, dict):
+                    raise ConfigError(
+                        f"body_transform must return a dict or None, got {type(replaced).__name__}"
+                    )
                 body = replaced
         return body
 
