@@ -8,7 +8,9 @@ answers immediately. We time, for the same number of round trips:
 - ``raw sse``: the streaming baseline, the same session reading an SSE reply to its end;
 - ``stream (sse)``: ``client.stream`` for the same;
 - ``run, 3 turns``: two tool turns then an answer, per round trip;
-- ``run via httpx``: ``client.run`` with an injected ``httpx.AsyncClient``.
+- ``run via httpx``: ``client.run`` with an injected ``httpx.AsyncClient``;
+- ``in-process``: ``client.run`` on ``create_in_process_client`` whose async ``generate``
+  answers at once: the loop's own cost per turn with no HTTP at all.
 
 Usage: ``python benchmarks/loop_overhead.py [--requests 2000] [--concurrency 1]``
 """
@@ -115,6 +117,17 @@ async def measure(
     async def run_httpx() -> None:
         await via_httpx.run("hello", tk)
 
+    async def answer_at_once(request: dict[str, object]) -> dict[str, object]:
+        return {
+            "content": "The answer is 42.",
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+        }
+
+    local = tn.create_in_process_client(model="bench", generate=answer_at_once)
+
+    async def run_in_process() -> None:
+        await local.run("hello", tk)
+
     cases: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
         "raw aiohttp": (raw, 1),
         "run (json)": (run_json, 1),
@@ -122,6 +135,7 @@ async def measure(
         "stream (sse)": (run_stream, 1),
         "run, 3 turns": (run_three, 3),
         "run via httpx": (run_httpx, 1),
+        "in-process": (run_in_process, 1),
     }
     wall: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
