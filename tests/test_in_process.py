@@ -330,3 +330,31 @@ def test_run_sync_works_without_any_http_session() -> None:
     _, generate = scripted({"content": "sync"})
     client = create_in_process_client(model="m", generate=generate)
     assert client.run_sync("hi").text == "sync"
+
+
+async def test_interceptors_wrap_in_process_model_calls_and_tools_in_both_modes() -> None:
+    from toolnexus import Interceptor
+
+    seen: list[str] = []
+
+    class Recorder(Interceptor):
+        async def around_llm(self, call_next: Any, call: Any) -> Any:
+            seen.append(call.key)
+            return await call_next(call)
+
+        async def around_tool(self, call_next: Any, call: Any) -> Any:
+            seen.append(call.key)
+            return await call_next(call)
+
+    async def generate(request: dict[str, Any]) -> AsyncIterator[Any]:
+        if request["messages"][-1]["role"] == "user":
+            yield {"tool_calls": [{"name": "add", "arguments": {"a": 1, "b": 2}}]}
+            return
+        yield "three"
+
+    client = create_in_process_client(model="m", generate=generate)
+    client.add_interceptor(Recorder())
+    assert (await client.run("1+2", toolkit())).text == "three"
+    events = [e async for e in client.stream("1+2", toolkit())]
+    assert [e.delta for e in events if isinstance(e, TextEvent)] == ["three"]
+    assert seen == ["llm/0", "tool/0", "llm/1"] * 2

@@ -16,8 +16,8 @@ from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
 from .engine.hooks import Hooks
-from .engine.interceptors import Interceptor
 from .engine.in_process import Generate, InProcessCaller
+from .engine.interceptors import Interceptor
 from .engine.llm import LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy

@@ -13,7 +13,7 @@ from ..dialects import Dialect, Turn
 from ..events import DoneEvent, Event
 from ..types import JSONObject, RunResult
 from .interceptors import Interceptor, ModelCall, RunInfo, chain, finish_run
-from .llm import LLMCaller
+from .llm import ModelCaller
 
 __all__ = ["intercepted_call", "observed"]
 
@@ -21,7 +21,7 @@ _END = object()
 
 
 async def intercepted_call(
-    caller: LLMCaller,
+    caller: ModelCaller,
     dialect: Dialect,
     interceptors: Sequence[Interceptor],
     info: RunInfo,
