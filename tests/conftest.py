@@ -6,30 +6,23 @@ For loop tests:
 - ``style``: ``"openai"`` and ``"anthropic"``; ``mode``: ``"run"``, ``"stream"``, ``"run_sync"``.
 - ``make_client(style, **options)``: a client against ``stub`` (``model="test-model"``,
   ``api_key="test-key"`` unless given), closed after the test.
-- ``drive(client, prompt, toolkit=None, **run_kwargs)``: runs one prompt in the test's ``mode``
-  and returns ``(result, events)``. ``events`` are what ``on_event`` saw (``run``,
-  ``run_sync``) or everything ``stream`` yielded (text deltas included). ``run_sync`` runs in a
-  worker thread, as it must not be called inside a running event loop.
+
+Runs go through ``drive(client, mode, ...)`` of ``tests/running.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
-from toolnexus import Client, DoneEvent, Event, RunResult, Toolkit, create_client
+from toolnexus import Client, create_client
 from toolnexus.testing import StubLLMServer
 
-STYLES = ("openai", "anthropic")
-MODES = ("run", "stream", "run_sync")
-RUN_LIMIT = 10.0
-"""Seconds within which one driven run must finish."""
+from .running import MODES, MakeClient
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+STYLES = ("openai", "anthropic")
 
 
 @pytest.fixture
@@ -68,40 +61,3 @@ async def make_client(stub: StubLLMServer) -> AsyncIterator[MakeClient]:
     yield make
     for client in clients:
         await client.aclose()
-
-
-async def drive_in_mode(
-    mode: str, client: Client, prompt: str, toolkit: Toolkit | None = None, **kwargs: Any
-) -> tuple[RunResult, list[Event]]:
-    """Run ``prompt`` through ``client`` in ``mode``; the result and the events seen."""
-    events: list[Event] = []
-    async with asyncio.timeout(RUN_LIMIT):
-        if mode == "stream":
-            async for event in client.stream(prompt, toolkit, **kwargs):
-                events.append(event)
-            last = events[-1]
-            assert isinstance(last, DoneEvent), f"stream ended with {last!r}"
-            return last.result, events
-        if mode == "run":
-            result = await client.run(prompt, toolkit, on_event=events.append, **kwargs)
-        elif mode == "run_sync":
-
-            def blocking() -> RunResult:
-                return client.run_sync(prompt, toolkit, on_event=events.append, **kwargs)
-
-            result = await asyncio.to_thread(blocking)
-        else:
-            raise AssertionError(f"unknown mode {mode!r}")
-    return result, events
-
-
-@pytest.fixture
-def drive(mode: str) -> Drive:
-    """``drive(client, prompt, toolkit=None, **kwargs) -> (result, events)`` in this ``mode``."""
-
-    async def go(
-        client: Client, prompt: str, toolkit: Toolkit | None = None, **kwargs: Any
-    ) -> tuple[RunResult, list[Event]]:
-        return await drive_in_mode(mode, client, prompt, toolkit, **kwargs)
-
-    return go

@@ -1,4 +1,4 @@
-"""The client: construction, API keys, headers and request shapes on the wire (SPEC §2.1-§2.3)."""
+"""The client: construction, API keys, headers and request shapes on the wire."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -17,42 +17,16 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from toolnexus import (
     Client,
     ConfigError,
-    Event,
     LLMError,
-    RunResult,
-    ToolCallEvent,
-    Toolkit,
-    UsageEvent,
     create_client,
-    create_toolkit,
-    tool,
 )
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
+from .running import MakeClient, drive
 
 KEY_VARIABLES = ("OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
 SECRET = "sk-live-SECRET-0123456789abcdef"
-
-
-@tool
-def get_weather(city: str) -> str:
-    """Current weather for a city."""
-    return f"sunny in {city}"
-
-
-@tool
-def explode() -> str:
-    """Always fails."""
-    raise RuntimeError("boom")
-
-
-@pytest.fixture
-async def weather_kit() -> AsyncIterator[Toolkit]:
-    async with await create_toolkit(extra_tools=[get_weather, explode], builtins=False) as tk:
-        yield tk
 
 
 @pytest.fixture
@@ -164,7 +138,7 @@ def auth_value(style: str, headers: Any) -> str:
 async def test_api_key_comes_from_the_environment_in_precedence_order(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     no_keys: pytest.MonkeyPatch,
     style: str,
     env: dict[str, str],
@@ -173,18 +147,18 @@ async def test_api_key_comes_from_the_environment_in_precedence_order(
     for name, value in env.items():
         no_keys.setenv(name, value)
     stub.enqueue(reply.text("ok"))
-    await drive(make_client(style, api_key=None), "hi")
+    await drive(make_client(style, api_key=None), mode)
 
     assert auth_value(style, stub.requests[0].headers) == expected
 
 
 async def test_an_explicit_api_key_wins_over_the_environment(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, no_keys: Any
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, no_keys: Any
 ) -> None:
     for name in KEY_VARIABLES:
         no_keys.setenv(name, f"env-{name}")
     stub.enqueue(reply.text("ok"))
-    await drive(make_client(style, api_key="explicit-key"), "hi")
+    await drive(make_client(style, api_key="explicit-key"), mode)
 
     assert auth_value(style, stub.requests[0].headers) == "explicit-key"
 
@@ -200,7 +174,7 @@ async def test_an_explicit_api_key_wins_over_the_environment(
 )
 async def test_openrouter_hosts_prefer_the_openrouter_key(
     stub: StubLLMServer,
-    drive: Drive,
+    mode: str,
     no_keys: pytest.MonkeyPatch,
     loopback_session: aiohttp.ClientSession,
     host: str,
@@ -212,7 +186,7 @@ async def test_openrouter_hosts_prefer_the_openrouter_key(
     stub.enqueue(reply.text("ok"))
     base_url = f"http://{host}:{port_of(stub)}/api/v1"
     async with create_client(base_url, "openai", model="m", http_client=loopback_session) as client:
-        await drive(client, "hi")
+        await drive(client, mode)
 
     [request] = stub.requests
     assert request.path == "/api/v1/chat/completions"
@@ -231,7 +205,7 @@ async def test_openrouter_hosts_prefer_the_openrouter_key(
 async def test_no_api_key_raises_config_error_naming_the_variables_before_any_request(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     no_keys: pytest.MonkeyPatch,
     style: str,
     base: str,
@@ -241,7 +215,7 @@ async def test_no_api_key_raises_config_error_naming_the_variables_before_any_re
     base_url = stub.url if base == "stub" else "http://openrouter.ai/api/v1"
     client = make_client(style, api_key=None, base_url=base_url)
     with pytest.raises(ValueError, match="API key") as info:
-        await drive(client, "hi")
+        await drive(client, mode)
 
     assert isinstance(info.value, ConfigError)
     message = str(info.value)
@@ -255,7 +229,7 @@ async def test_no_api_key_raises_config_error_naming_the_variables_before_any_re
 async def test_the_api_key_never_appears_in_errors_logs_or_metrics_even_when_echoed(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     no_keys: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
@@ -268,7 +242,7 @@ async def test_the_api_key_never_appears_in_errors_logs_or_metrics_even_when_ech
     stub.enqueue(reply.error(status, echoed))
     client = make_client(style, api_key=None, on_metric=metrics.append)
     with pytest.raises(LLMError) as info:
-        await drive(client, "hi")
+        await drive(client, mode)
 
     assert auth_value(style, stub.requests[0].headers) == SECRET  # it was sent...
     error = info.value
@@ -286,284 +260,21 @@ async def test_the_api_key_never_appears_in_errors_logs_or_metrics_even_when_ech
 
 
 async def test_client_headers_override_the_library_headers_case_insensitively(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     if style == "openai":
         extra = {"authorization": "Bearer from-headers", "X-Trace": "t-1"}
     else:
         extra = {"X-API-KEY": "from-headers", "Anthropic-Version": "2099-01-01", "X-Trace": "t-1"}
     stub.enqueue(reply.text("ok"))
-    await drive(make_client(style, headers=extra), "hi")
+    await drive(make_client(style, headers=extra), mode)
 
     headers = stub.requests[0].headers
     for name, value in extra.items():
         assert headers.getall(name) == [value]
 
 
-# --- A54: the openai request ----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
-async def test_openai_requests_post_to_chat_completions(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, suffix: str
-) -> None:
-    stub.enqueue(reply.text("ok"))
-    await drive(make_client("openai", base_url=stub.url + suffix), "hi")
-
-    [request] = stub.requests
-    assert request.method == "POST"
-    assert request.path == ("/v1" if "v1" in suffix else "") + "/chat/completions"
-
-
-async def test_openai_request_has_the_bearer_key_and_the_specified_body_on_every_turn(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, mode: str, weather_kit: Toolkit
-) -> None:
-    model = "org/Model-X:v1.5"
-    stub.enqueue(
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"})),
-        reply.text("Sunny."),
-    )
-    client = make_client("openai", model=model, system_prompt="Be brief.")
-    question = "Weather in Chennai?"
-    await drive(client, question, weather_kit)
-
-    first, second = stub.requests
-    for request in (first, second):
-        assert request.headers["Authorization"] == "Bearer test-key"
-        assert request.headers["Content-Type"].startswith("application/json")
-        assert request.json["model"] == model
-    expected: JSONObject = {
-        "model": model,
-        "messages": [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": question},
-        ],
-        "tools": weather_kit.to_openai(),
-        "tool_choice": "auto",
-    }
-    if mode == "stream":
-        expected |= {"stream": True, "stream_options": {"include_usage": True}}
-    assert first.json == expected
-    assert second.json["messages"][:2] == expected["messages"]
-    assert len(second.json["messages"]) == 4
-
-
-# --- A55: the anthropic request -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("suffix", ["", "/", "/v1", "/v1/"])
-async def test_anthropic_requests_post_to_v1_messages(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, suffix: str
-) -> None:
-    stub.enqueue(reply.text("ok"))
-    await drive(make_client("anthropic", base_url=stub.url + suffix), "hi")
-
-    assert [r.path for r in stub.requests] == ["/v1/messages"]
-
-
-async def test_anthropic_request_has_its_headers_body_and_one_result_message_per_turn(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, mode: str, weather_kit: Toolkit
-) -> None:
-    stub.enqueue(
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), reply.call("explode")),
-        reply.text("Half of it worked."),
-    )
-    client = make_client("anthropic", system_prompt="Be brief.")
-    result, _ = await drive(client, "Weather?", weather_kit)
-
-    first, second = stub.requests
-    for request in (first, second):
-        assert request.headers["x-api-key"] == "test-key"
-        assert request.headers["anthropic-version"] == "2023-06-01"
-        assert request.headers["content-type"].startswith("application/json")
-        assert "Authorization" not in request.headers
-    expected: JSONObject = {
-        "model": "test-model",
-        "max_tokens": 4096,
-        "system": "Be brief.",
-        "messages": [{"role": "user", "content": "Weather?"}],
-        "tools": weather_kit.to_anthropic(),
-    }
-    if mode == "stream":
-        expected["stream"] = True
-    assert first.json == expected
-    assert second.json["system"] == "Be brief."
-    assert second.json["messages"][-1] == {
-        "role": "user",
-        "content": [
-            {
-                "type": "tool_result",
-                "tool_use_id": "toolu_1",
-                "content": "sunny in Chennai",
-                "is_error": False,
-            },
-            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "boom", "is_error": True},
-        ],
-    }
-    assert len(second.json["messages"]) == 3
-    assert result.status == "done"
-
-
-# --- A56: no tools, no tools key ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("kit", ["none", "empty"])
-async def test_without_tools_the_body_has_no_tools_key(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: str
-) -> None:
-    stub.enqueue(reply.text("ok"))
-    async with await create_toolkit(builtins=False) as empty:
-        await drive(make_client(style), "hi", empty if kit == "empty" else None)
-
-    body = stub.requests[0].json
-    assert "tools" not in body
-    assert "tool_choice" not in body
-
-
-async def test_tools_emptied_by_before_llm_are_omitted_from_the_body(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, weather_kit: Toolkit
-) -> None:
-    stub.enqueue(reply.text("ok"))
-    hooks: dict[str, Any] = {"before_llm": lambda info: {"tools": []}}
-    await drive(make_client(style, hooks=hooks), "hi", weather_kit)
-
-    body = stub.requests[0].json
-    assert "tools" not in body
-    assert "tool_choice" not in body
-
-
-# --- A57/A58: streamed tool calls -----------------------------------------------------------------
-
-
-def openai_chunk(delta: JSONObject) -> JSONObject:
-    return {"choices": [{"index": 0, "delta": delta}]}
-
-
-async def test_openai_stream_assembles_arguments_split_across_chunks(
-    stub: StubLLMServer, make_client: MakeClient, weather_kit: Toolkit
-) -> None:
-    first_call = {
-        "index": 0,
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "get_weather", "arguments": ""},
-    }
-    stub.enqueue(
-        reply.raw_sse(
-            [
-                openai_chunk({"content": "Hel"}),
-                openai_chunk({"tool_calls": [first_call]}),
-                openai_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"city":'}}]}),
-                openai_chunk(
-                    {"tool_calls": [{"index": 0, "function": {"arguments": '"Chennai"}'}}]}
-                ),
-                {
-                    "choices": [],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16},
-                },
-                "data: [DONE]",
-            ]
-        ),
-        reply.text("Sunny."),
-    )
-    events = [e async for e in make_client("openai").stream("hi", weather_kit)]
-
-    usage = next(e for e in events if isinstance(e, UsageEvent)).usage
-    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (10, 6, 16)
-    result = events[-1].result  # type: ignore[union-attr]
-    assert result.tool_calls[0].args == {"city": "Chennai"}
-    assert result.tool_calls[0].output == "sunny in Chennai"
-    assert stub.requests[1].json["messages"][-2] == {
-        "role": "assistant",
-        "content": "Hel",
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": "get_weather", "arguments": '{"city":"Chennai"}'},
-            }
-        ],
-    }
-
-
-async def test_openai_stream_orders_calls_by_index_not_arrival(
-    stub: StubLLMServer, make_client: MakeClient, weather_kit: Toolkit
-) -> None:
-    def start(index: int, call_id: str) -> JSONObject:
-        function = {"name": "get_weather", "arguments": ""}
-        return openai_chunk(
-            {
-                "tool_calls": [
-                    {"index": index, "id": call_id, "type": "function", "function": function}
-                ]
-            }
-        )
-
-    def args(index: int, city: str) -> JSONObject:
-        piece = {"index": index, "function": {"arguments": f'{{"city":"{city}"}}'}}
-        return openai_chunk({"tool_calls": [piece]})
-
-    stub.enqueue(
-        reply.raw_sse([start(1, "call_b"), args(1, "B"), start(0, "call_a"), args(0, "A")]),
-        reply.text("ok"),
-    )
-    events = [e async for e in make_client("openai").stream("hi", weather_kit)]
-
-    calls = [(e.id, e.args) for e in events if isinstance(e, ToolCallEvent)]
-    assert calls == [("call_a", {"city": "A"}), ("call_b", {"city": "B"})]
-    result = events[-1].result  # type: ignore[union-attr]
-    assert [(c.id, c.output) for c in result.tool_calls] == [
-        ("call_a", "sunny in A"),
-        ("call_b", "sunny in B"),
-    ]
-    sent = stub.requests[1].json["messages"]
-    assert [c["id"] for c in sent[-3]["tool_calls"]] == ["call_a", "call_b"]
-    assert [m["tool_call_id"] for m in sent[-2:]] == ["call_a", "call_b"]
-
-
-ANTHROPIC_STREAM = [
-    "event: message_start\n"
-    'data: {"type":"message_start","message":{"usage":{"input_tokens":10,"output_tokens":1}}}',
-    "event: content_block_start\n"
-    'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
-    '"id":"toolu_1","name":"get_weather","input":{}}}',
-    "event: content_block_delta\n"
-    'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",'
-    '"partial_json":"{\\"city\\": \\"Chen"}}',
-    "event: content_block_delta\n"
-    'data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",'
-    '"partial_json":"nai\\"}"}}',
-    "event: message_delta\n"
-    'data: {"type":"message_delta","delta":{"stop_reason":"tool_use"},'
-    '"usage":{"output_tokens":6}}',
-    'event: message_stop\ndata: {"type":"message_stop"}',
-]
-
-
-async def test_anthropic_stream_assembles_input_json_and_takes_the_last_usage(
-    stub: StubLLMServer, make_client: MakeClient, weather_kit: Toolkit
-) -> None:
-    stub.enqueue(reply.raw_sse(ANTHROPIC_STREAM), reply.text("Sunny."))
-    events = [e async for e in make_client("anthropic").stream("hi", weather_kit)]
-
-    usage = next(e for e in events if isinstance(e, UsageEvent)).usage
-    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (10, 6, 16)
-    result = events[-1].result  # type: ignore[union-attr]
-    assert result.tool_calls[0].args == {"city": "Chennai"}
-    assert stub.requests[1].json["messages"][1] == {
-        "role": "assistant",
-        "content": [
-            {
-                "type": "tool_use",
-                "id": "toolu_1",
-                "name": "get_weather",
-                "input": {"city": "Chennai"},
-            }
-        ],
-    }
-
-
-# --- A59: malformed success responses -------------------------------------------------------------
+# --- malformed success responses ------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -576,11 +287,11 @@ async def test_anthropic_stream_assembles_input_json_and_takes_the_last_usage(
     ],
 )
 async def test_a_2xx_reply_without_the_expected_message_raises_llm_error(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, body: JSONObject
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, body: JSONObject
 ) -> None:
     stub.enqueue(reply.raw_json(body))
     with pytest.raises(LLMError) as info:
-        await drive(make_client(style, retries=0), "hi")
+        await drive(make_client(style, retries=0), mode)
 
     assert info.value.status == 200
     assert info.value.body == json.dumps(body, separators=(",", ":"))

@@ -1,4 +1,4 @@
-"""The exception tree (SPEC §3.4) and the public namespace of ``toolnexus``."""
+"""The exception tree and the public namespace of ``toolnexus``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _exception_classes_defined_in_errors() -> list[str]:
     )
 
 
-def test_errors_module_defines_exactly_the_specified_exceptions() -> None:
+def test_errors_module_defines_exactly_the_exported_exceptions() -> None:
     assert _exception_classes_defined_in_errors() == ERROR_NAMES
 
 

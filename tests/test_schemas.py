@@ -1,4 +1,4 @@
-"""Provider tool formats (SPEC §1.9; A52)."""
+"""Provider tool formats."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Suspension wire data and helpers (SPEC §4.1, §4.2; A95)."""
+"""Suspension wire data and helpers."""
 
 from __future__ import annotations
 

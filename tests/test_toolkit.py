@@ -1,4 +1,4 @@
-"""Toolkit assembly (SPEC §1.8; A46-A51): order, dedupe, toggles, execute, close."""
+"""Toolkit assembly: order, dedupe, toggles, execute, close."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def origins(tools: list[Tool]) -> list[tuple[str, str]]:
     return [(t.name, t.source) for t in tools]
 
 
-# A46: order and first-wins dedupe ------------------------------------------------------------
+# order and first-wins dedupe ----------------------------------------------------------------------
 
 
 def test_sources_are_ordered_mcp_skill_builtins_a2a_extra() -> None:
@@ -105,7 +105,7 @@ def test_an_extra_tool_colliding_with_an_mcp_tool_loses_with_a_warning(
     assert "'srv_x'" in caplog.text
 
 
-# A47: extra shadows a builtin, register does not ---------------------------------------------
+# extra shadows a builtin, register does not -------------------------------------------------------
 
 
 def test_an_extra_tool_replaces_the_builtin_of_that_name_silently(
@@ -149,7 +149,7 @@ def test_register_appends_new_tools_in_order_and_chains() -> None:
     assert names(tk.tools()) == ["a", "b", "c", "d"]
 
 
-# A48: disable_tools by final name ------------------------------------------------------------
+# disable_tools by final name ----------------------------------------------------------------------
 
 
 def test_disable_tools_removes_tools_by_final_name() -> None:
@@ -179,7 +179,7 @@ async def test_create_toolkit_applies_disable_tools_to_extra_tools() -> None:
     assert names(tk.tools()) == ["keep"]
 
 
-# A49: execute --------------------------------------------------------------------------------
+# execute ------------------------------------------------------------------------------------------
 
 
 async def test_executing_an_unknown_tool_is_an_error_result() -> None:
@@ -267,7 +267,7 @@ def test_tools_returns_a_fresh_list() -> None:
     assert names(tk.tools()) == ["a"]
 
 
-# A50: builtins toggle ------------------------------------------------------------------------
+# builtins toggle ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -342,7 +342,7 @@ async def test_builtins_false_leaves_only_the_other_sources() -> None:
     assert origins(tk.tools()) == [("mine", "native")]
 
 
-# A51: closing --------------------------------------------------------------------------------
+# closing ------------------------------------------------------------------------------------------
 
 
 class StandInMcpSource:

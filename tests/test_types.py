@@ -1,4 +1,4 @@
-"""Core data types (SPEC §1.1, §2.4): ToolResult, Tool, sanitize, Usage, RunResult."""
+"""Core data types: ToolResult, Tool, sanitize, Usage, RunResult."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The Anthropic messages dialect on plain dicts and recorded streams (SPEC §2.3, §2.4)."""
+"""The Anthropic messages dialect on plain dicts and recorded streams."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def stream(events: list[JSONObject]) -> tuple[list[str], Turn]:
     return deltas, parser.finish()
 
 
-# --- request -------------------------------------------------------------------------------
+# --- request --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -112,10 +112,10 @@ def test_tool_schemas_use_the_anthropic_shape() -> None:
     assert DIALECT.tool_schemas([weather]) == [WEATHER_TOOL]
 
 
-# --- JSON replies ----------------------------------------------------------------------------
+# --- JSON replies ---------------------------------------------------------------------------------
 
 
-def test_spec_reply_gives_text_tool_use_usage_and_message_as_received() -> None:
+def test_a_text_and_tool_use_reply_gives_text_tool_use_usage_and_message_as_received() -> None:
     body = {
         "content": SPEC_CONTENT,
         "stop_reason": "tool_use",
@@ -196,11 +196,11 @@ def test_reply_without_a_content_list_is_malformed(body: object) -> None:
         DIALECT.parse_response(body, turn=0)
 
 
-# --- streams ---------------------------------------------------------------------------------
+# --- streams --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size", [1, 13, None])
-def test_spec_stream_assembles_input_json_and_takes_the_last_output_count(
+def test_a_streamed_tool_use_assembles_input_json_and_takes_the_last_output_count(
     size: int | None,
 ) -> None:
     deltas, turn = stream(events_of("anthropic_spec_example.sse", size))
@@ -316,7 +316,7 @@ def test_error_event_raises_llm_error_without_status_carrying_the_event() -> Non
     assert "overloaded_error" in str(caught.value)
 
 
-# --- transcript helpers ----------------------------------------------------------------------
+# --- transcript helpers ---------------------------------------------------------------------------
 
 
 def test_tool_results_of_a_turn_go_into_one_user_message_with_is_error() -> None:

@@ -1,4 +1,4 @@
-"""The OpenAI chat-completions dialect on plain dicts and recorded streams (SPEC §2.2, §2.4)."""
+"""The OpenAI chat-completions dialect on plain dicts and recorded streams."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def json_error(text: str) -> str:
     raise AssertionError(f"{text!r} is valid JSON")
 
 
-# --- request -------------------------------------------------------------------------------
+# --- request --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -144,7 +144,7 @@ def test_tool_schemas_use_the_openai_function_shape() -> None:
     assert DIALECT.tool_schemas([]) == []
 
 
-# --- JSON replies ----------------------------------------------------------------------------
+# --- JSON replies ---------------------------------------------------------------------------------
 
 
 def test_text_reply_gives_its_content_and_message_as_received() -> None:
@@ -169,7 +169,7 @@ def test_empty_tool_calls_list_is_a_text_turn() -> None:
     assert (turn.text, turn.tool_uses, turn.message) == ("done", [], message)
 
 
-def test_spec_tool_reply_parses_the_call_and_keeps_the_message() -> None:
+def test_a_tool_call_reply_parses_the_call_and_keeps_the_message() -> None:
     message = assistant(call("call_1", "get_weather", '{"city":"Chennai"}'))
     body = {
         "choices": [{"message": message, "finish_reason": "tool_calls"}],
@@ -275,11 +275,11 @@ def test_usage_reads_the_three_counts_and_sums_a_missing_total(
     assert DIALECT.parse_response(body, turn=0).usage == expected
 
 
-# --- streams ---------------------------------------------------------------------------------
+# --- streams --------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size", [1, 9, None])
-def test_spec_stream_assembles_split_arguments_into_one_call(size: int | None) -> None:
+def test_a_streamed_tool_call_assembles_split_arguments_into_one_call(size: int | None) -> None:
     deltas, turn = stream(events_of("openai_spec_example.sse", size))
     assert deltas == ["Hel"]
     assert turn.text == "Hel"
@@ -387,7 +387,7 @@ def test_stream_without_usage_counts_zero() -> None:
     assert turn.response["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
 
 
-# --- transcript helpers ----------------------------------------------------------------------
+# --- transcript helpers ---------------------------------------------------------------------------
 
 
 def test_tool_results_are_one_tool_message_per_result_in_the_given_order() -> None:

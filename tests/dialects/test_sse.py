@@ -1,4 +1,4 @@
-"""The SSE decoder on recorded streams (SPEC §2.2 "Streaming", §2.3 "Streaming")."""
+"""The SSE decoder on recorded streams."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_decoded_events_do_not_depend_on_how_the_body_is_chunked(name: str) -> N
         assert decode(data, size) == whole, f"{name} decoded differently in {size}-byte chunks"
 
 
-def test_spec_openai_example_decodes_to_its_five_json_events_then_done() -> None:
+def test_an_openai_stream_decodes_to_its_five_json_events_then_done() -> None:
     events, done = decode(read("openai_spec_example.sse"))
     assert events == data_lines("openai_spec_example.sse")
     assert len(events) == 5
@@ -60,7 +60,7 @@ def test_spec_openai_example_decodes_to_its_five_json_events_then_done() -> None
     assert done is True
 
 
-def test_spec_anthropic_example_decodes_its_data_and_ignores_event_lines() -> None:
+def test_an_anthropic_stream_decodes_its_data_and_ignores_event_lines() -> None:
     events, done = decode(read("anthropic_spec_example.sse"))
     assert events == data_lines("anthropic_spec_example.sse")
     assert [event["type"] for event in events] == [

@@ -13,7 +13,8 @@ import pytest
 
 from toolnexus import Toolkit, create_toolkit
 
-from .support import ASYNC_MODES, get_weather
+from ..running import ASYNC_MODES
+from .support import get_weather
 
 
 @pytest.fixture(params=ASYNC_MODES)

@@ -1,25 +1,18 @@
 """Helpers shared by the engine tests.
 
-- ``MakeClient``, ``Drive``: the types of the ``make_client`` and ``drive`` fixtures of
-  ``tests/conftest.py``.
-- ``client_for(stub, style, **options)`` and ``drive(client, mode, ...)``: a client and one run
-  through ``run`` or ``stream``, for the files that pick the mode themselves.
+- ``client_for(stub, style, **options)``: a client whose retries wait no backoff, for the files
+  that make their clients themselves (runs go through ``drive`` of ``tests/running.py``).
 - ``make_tool``, ``toolkit_of``, ``Counter``, ``get_weather``: tools and toolkits.
-- ``call_ids``, ``results_of``, ``assert_balanced``: reading tool calls and results out of a
-  transcript in either wire style.
+- ``first_id``, ``call_ids``, ``results_of``, ``assert_balanced``: the stub's call ids, and
+  reading tool calls and results out of a transcript in either wire style.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import aclosing
 from typing import Any
 
 from toolnexus import (
     Client,
-    DoneEvent,
-    Event,
-    RunResult,
     Tool,
     ToolContext,
     Toolkit,
@@ -30,15 +23,10 @@ from toolnexus import (
 )
 from toolnexus.testing import StubLLMServer
 
-ASYNC_MODES = ("run", "stream")
-"""The ways of running the loop inside an event loop (``run_sync`` left out)."""
-
-MakeClient = Callable[..., Client]
-Drive = Callable[..., Awaitable[tuple[RunResult, list[Event]]]]
 Message = dict[str, Any]
 
 
-# --- running ---------------------------------------------------------------------------------
+# --- running --------------------------------------------------------------------------------------
 
 
 def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
@@ -51,41 +39,7 @@ def client_for(stub: StubLLMServer, style: str, **options: Any) -> Client:
     return create_client(stub.url, style, model="test-model", api_key="test-key", **options)
 
 
-async def drive(
-    client: Client,
-    mode: str,
-    toolkit: Toolkit | None = None,
-    *,
-    prompt: str = "hi",
-    on_event: Callable[[Event], None] | None = None,
-    **options: Any,
-) -> tuple[RunResult, list[Event]]:
-    """Run ``prompt`` once through ``client.run`` or ``client.stream``, as ``mode`` says.
-
-    Returns the result and the events seen: what ``run`` passed to its ``on_event`` (no text
-    deltas), or everything ``stream`` yielded. ``on_event``, if given, also sees each event as
-    it comes. ``options`` go to ``run``/``stream``; the stream is closed however the run ends.
-    """
-    assert mode in ASYNC_MODES, f"unknown mode {mode!r}"
-    events: list[Event] = []
-
-    def seen(event: Event) -> None:
-        events.append(event)
-        if on_event is not None:
-            on_event(event)
-
-    if mode == "run":
-        result = await client.run(prompt, toolkit, on_event=seen, **options)
-        return result, events
-    async with aclosing(client.stream(prompt, toolkit, **options)) as stream:
-        async for event in stream:
-            seen(event)
-    last = events[-1]
-    assert isinstance(last, DoneEvent), f"stream ended with {last!r}"
-    return last.result, events
-
-
-# --- tools -----------------------------------------------------------------------------------
+# --- tools ----------------------------------------------------------------------------------------
 
 
 def make_tool(name: str, execute: Any) -> Tool:
@@ -122,7 +76,12 @@ def get_weather(city: str) -> str:
     return f"sunny in {city}"
 
 
-# --- transcripts -----------------------------------------------------------------------------
+# --- transcripts ----------------------------------------------------------------------------------
+
+
+def first_id(style: str, n: int = 1) -> str:
+    """The id the stub gives the ``n``-th call of a reply."""
+    return f"call_{n}" if style == "openai" else f"toolu_{n}"
 
 
 def call_ids(message: Message, style: str) -> list[str]:

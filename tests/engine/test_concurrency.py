@@ -14,7 +14,7 @@ from toolnexus import DoneEvent, RunResult, Toolkit, create_client, create_toolk
 from toolnexus.testing import RecordedRequest, StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import MakeClient
+from ..running import MakeClient
 
 RUNS = 200
 LIMIT = 30.0
@@ -68,7 +68,7 @@ async def test_two_hundred_streams_on_one_client_are_all_in_flight_at_once(
     assert stub.max_in_flight == RUNS
 
 
-# --- keep-alive ----------------------------------------------------------------------------------
+# --- keep-alive -----------------------------------------------------------------------------------
 
 
 @tool

@@ -1,4 +1,4 @@
-"""The run deadline (``timeout_ms``) and the ``CancelToken`` against the real stub (SPEC §3.4).
+"""The run deadline (``timeout_ms``) and the ``CancelToken`` against the real stub.
 
 Every scenario runs in both wire styles and through ``run`` and ``stream``. After each one, no
 task of ours is left behind and the test's own task is not left in a cancelling state.
@@ -31,13 +31,14 @@ from toolnexus import (
 )
 from toolnexus.testing import StubLLMServer, reply
 
-from .support import client_for, drive, make_tool, toolkit_of
+from ..running import drive
+from .support import client_for, make_tool, toolkit_of
 
 FOREVER = 3600.0
-SPEC_CANCEL_BOUND = 0.3
-"""A93: a cancelled request raises ``RunCancelled`` within 300 ms."""
+CANCEL_BOUND = 0.3
+"""A cancelled request raises ``RunCancelled`` within 300 ms."""
 PROMPTLY = 1.0
-"""For the other cancellation points, which the SPEC only asks to stop "promptly"."""
+"""For the other cancellation points, which need only stop "promptly"."""
 
 
 @pytest.fixture
@@ -121,7 +122,7 @@ async def suspend(args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
     return pending(Request.new("approval", "Approve the deploy?"))
 
 
-# --- A92: the deadline ---------------------------------------------------------------------
+# --- the deadline ---------------------------------------------------------------------------------
 
 
 async def test_timeout_during_a_slow_reply_raises_run_timeout_within_600ms(
@@ -238,7 +239,7 @@ async def test_deadline_bounds_wait_for(stub: StubLLMServer, style: str, mode: s
     assert wait_for.finally_ran
 
 
-# --- A93: cancellation ---------------------------------------------------------------------
+# --- cancellation ---------------------------------------------------------------------------------
 
 
 async def test_cancel_during_a_slow_request_closes_the_connection(
@@ -252,7 +253,7 @@ async def test_cancel_during_a_slow_request_closes_the_connection(
             took = await cancelled_after(
                 drive(client, mode, cancel=token), stub.until_requests(1), token
             )
-        assert took < SPEC_CANCEL_BOUND, took
+        assert took < CANCEL_BOUND, took
         await stub.until_disconnects(1)
     assert len(stub.requests) == 1
     assert stub.requests[0].disconnected
@@ -271,7 +272,7 @@ async def test_cancel_closes_the_connection_of_an_injected_httpx_client(
             took = await cancelled_after(
                 drive(client, mode, cancel=token), stub.until_requests(1), token
             )
-        assert took < SPEC_CANCEL_BOUND, took
+        assert took < CANCEL_BOUND, took
         await stub.until_disconnects(1)
     assert stub.requests[0].disconnected
 
@@ -367,7 +368,7 @@ async def test_cancel_from_another_thread_stops_a_slow_request(
         finally:
             await timer_task
     assert len(fired) == 1
-    assert stopped - fired[0] < SPEC_CANCEL_BOUND, stopped - fired[0]
+    assert stopped - fired[0] < CANCEL_BOUND, stopped - fired[0]
     await stub.until_disconnects(1)
     assert stub.requests[0].disconnected
 
@@ -475,7 +476,7 @@ async def test_a_run_cancelled_inside_the_callers_asyncio_timeout_leaves_it_unex
                 drive(client, mode, cancel=token), stub.until_requests(1), token
             )
         assert not outer.expired()
-    assert took < SPEC_CANCEL_BOUND, took
+    assert took < CANCEL_BOUND, took
 
 
 async def test_the_callers_own_asyncio_timeout_is_not_turned_into_run_timeout(

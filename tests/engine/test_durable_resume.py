@@ -1,4 +1,4 @@
-"""Durable resume: ``run_with_answer`` and ``ask_with_answer`` (SPEC §4.5, §5.2).
+"""Durable resume: ``run_with_answer`` and ``ask_with_answer``.
 
 A run halts with ``status="pending"`` (through ``run`` or ``stream``, in both wire styles); the
 host answers later, in the same process or in another one.
@@ -34,13 +34,13 @@ from toolnexus import (
 )
 from toolnexus.testing import StubLLMServer, reply
 
+from ..running import drive
 from .support import (
     Counter,
     Message,
     assert_balanced,
     call_ids,
     client_for,
-    drive,
     make_tool,
     results_of,
     toolkit_of,
@@ -131,7 +131,7 @@ class Scenario:
         )
 
 
-# --- transcripts ---------------------------------------------------------------------------
+# --- transcripts ----------------------------------------------------------------------------------
 
 
 def results_in(messages: list[Message], style: str) -> list[tuple[str, str, bool | None]]:
@@ -146,7 +146,7 @@ def ok(error: bool, style: str) -> bool | None:
     return None if style == "openai" else error
 
 
-# --- A103: run_with_answer -----------------------------------------------------------------
+# --- run_with_answer ------------------------------------------------------------------------------
 
 
 async def test_ok_answer_replaces_the_placeholder_and_fills_unanswered_calls(
@@ -311,7 +311,7 @@ async def test_a_pre_cancelled_resume_runs_nothing_and_sends_nothing(
     assert len(stub.requests) == 1
 
 
-# --- A103: ask_with_answer -----------------------------------------------------------------
+# --- ask_with_answer ------------------------------------------------------------------------------
 
 
 async def test_ask_with_answer_loads_from_and_saves_to_the_store(
@@ -371,7 +371,7 @@ async def test_ask_with_answer_for_an_unknown_id_raises_value_error(
     assert len(stub.requests) == 1
 
 
-# --- across processes ----------------------------------------------------------------------
+# --- across processes -----------------------------------------------------------------------------
 
 
 async def run_worker(*args: str) -> str:

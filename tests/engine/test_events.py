@@ -1,4 +1,4 @@
-"""Events of a run: ``on_event``, ``stream`` and ``ask(on_text=...)`` (SPEC §2.5)."""
+"""Events of a run: ``on_event``, ``stream`` and ``ask(on_text=...)``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import Drive, MakeClient
+from ..running import MakeClient, drive
 
 
 def one_tool_script() -> list[reply.Reply]:
@@ -42,19 +42,18 @@ def kinds(events: list[Event], *, text: bool = False) -> list[str]:
     return [e.type for e in events if text or not isinstance(e, TextEvent)]
 
 
-# --- A69: the order of events -----------------------------------------------------------------
+# --- the order of events --------------------------------------------------------------------------
 
 
 async def test_a_one_tool_run_reports_usage_call_result_usage_done_in_order(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
     mode: str,
     style: str,
     weather_kit: Toolkit,
 ) -> None:
     stub.enqueue(*one_tool_script())
-    result, events = await drive(make_client(style), "Weather?", weather_kit)
+    result, events = await drive(make_client(style), mode, weather_kit, prompt="Weather?")
 
     assert kinds(events) == ["usage", "tool_call", "tool_result", "usage", "done"]
     if mode != "stream":
@@ -68,7 +67,7 @@ async def test_a_one_tool_run_reports_usage_call_result_usage_done_in_order(
 
 
 async def test_all_calls_of_a_turn_are_announced_before_any_result(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(
         reply.tool_calls(
@@ -78,7 +77,7 @@ async def test_all_calls_of_a_turn_are_announced_before_any_result(
         ),
         reply.text("Both sunny."),
     )
-    _, events = await drive(make_client(style), "Weather?", weather_kit)
+    _, events = await drive(make_client(style), mode, weather_kit, prompt="Weather?")
 
     assert kinds(events) == [
         "usage",
@@ -117,7 +116,7 @@ async def test_stream_text_deltas_come_before_the_usage_of_their_turn(
     ]
 
 
-# --- A70: stream ----------------------------------------------------------------------------------
+# --- stream ---------------------------------------------------------------------------------------
 
 
 async def test_stream_yields_each_text_delta_and_ends_with_done(
@@ -143,10 +142,10 @@ async def test_stream_yields_each_text_delta_and_ends_with_done(
 
 
 async def test_run_and_run_sync_send_no_stream_flag(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, mode: str, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     stub.enqueue(reply.text("ok"))
-    await drive(make_client(style), "hi")
+    await drive(make_client(style), mode)
 
     body = stub.requests[0].json
     assert ("stream" in body) is (mode == "stream")
@@ -170,14 +169,14 @@ async def test_every_mode_returns_the_same_result_for_the_same_replies(
     assert [r.stream for r in stub.requests] == [False, False, True, True, False, False]
 
 
-# --- event wire form ----------------------------------------------------------------------------
+# --- event wire form ------------------------------------------------------------------------------
 
 
 async def test_events_of_a_real_run_have_camel_case_wire_dicts(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(*one_tool_script())
-    result, events = await drive(make_client("openai"), "Weather?", weather_kit)
+    result, events = await drive(make_client("openai"), mode, weather_kit, prompt="Weather?")
 
     dicts = [json.loads(json.dumps(e.to_dict())) for e in events if not isinstance(e, TextEvent)]
     assert dicts[:3] == [
@@ -195,7 +194,7 @@ async def test_events_of_a_real_run_have_camel_case_wire_dicts(
 
 
 async def test_a_suspension_is_announced_with_a_pending_event(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     request = Request("r-1", "approval", "Approve the deploy?", data={"env": "prod"})
 
@@ -206,7 +205,7 @@ async def test_a_suspension_is_announced_with_a_pending_event(
 
     stub.enqueue(reply.tool_calls(reply.call("deploy")))
     async with await create_toolkit(extra_tools=[deploy], builtins=False) as tk:
-        result, events = await drive(make_client(style), "Deploy", tk)
+        result, events = await drive(make_client(style), mode, tk, prompt="Deploy")
 
     assert kinds(events) == ["usage", "tool_call", "pending", "done"]
     event = next(e for e in events if isinstance(e, PendingEvent))
@@ -222,7 +221,7 @@ async def test_a_suspension_is_announced_with_a_pending_event(
     json.dumps(events[-1].to_dict())
 
 
-# --- A73: callbacks that raise ------------------------------------------------------------------
+# --- callbacks that raise -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
@@ -284,7 +283,7 @@ async def test_a_failing_run_emits_no_done_event(
     assert kinds(events) == ["usage", "tool_call", "tool_result"]
 
 
-# --- leaving a stream early ----------------------------------------------------------------------
+# --- leaving a stream early -----------------------------------------------------------------------
 
 
 def endless_text(style: str) -> reply.Reply:
@@ -322,7 +321,7 @@ async def test_leaving_a_stream_early_aborts_the_request_and_saves_nothing(
     assert await client.conversation_store.get("c1") is None
 
 
-# --- A71: ask with on_text ---------------------------------------------------------------------
+# --- ask with on_text -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

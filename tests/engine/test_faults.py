@@ -1,4 +1,4 @@
-"""Many runs against a stub answering a seeded random mix of faults (SPEC §3).
+"""Many runs against a stub answering a seeded random mix of faults.
 
 Every run must end in ``done`` or raise ``LLMError``; none may hang, leave a task behind or keep
 a connection checked out of the pool.
@@ -25,7 +25,7 @@ from toolnexus import (
 )
 from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
 
-from .support import drive
+from ..running import drive
 
 SEED = 20240611
 RUNS = 100

@@ -1,4 +1,4 @@
-"""Hooks around model calls and tool calls (SPEC §2.7)."""
+"""Hooks around model calls and tool calls."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import Drive, MakeClient
+from ..running import MakeClient, drive
 
 
 class Veto(Exception):
@@ -66,11 +66,11 @@ def last_result_sent(style: str, body: JSONObject) -> str:
     return block
 
 
-# --- A78: before_llm --------------------------------------------------------------------------
+# --- before_llm -----------------------------------------------------------------------------------
 
 
 async def test_before_llm_can_replace_the_transcript_for_the_rest_of_the_run(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     replaced = [{"role": "user", "content": "Look up Goa instead."}]
 
@@ -79,7 +79,7 @@ async def test_before_llm_can_replace_the_transcript_for_the_rest_of_the_run(
 
     stub.enqueue(*lookup_then_text("Goa"))
     client = make_client(style, hooks={"before_llm": before_llm}, system_prompt="Be brief.")
-    result, _ = await drive(client, "Look up Pune.", kit, conversation_id="c1")
+    result, _ = await drive(client, mode, kit, prompt="Look up Pune.", conversation_id="c1")
 
     first, second = (r.json for r in stub.requests)
     assert first["messages"] == replaced
@@ -91,7 +91,7 @@ async def test_before_llm_can_replace_the_transcript_for_the_rest_of_the_run(
 
 
 async def test_before_llm_sees_messages_tools_model_turn_and_style(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     seen: list[JSONObject] = []
 
@@ -99,7 +99,9 @@ async def test_before_llm_sees_messages_tools_model_turn_and_style(
         seen.append({**info, "messages": list(info["messages"])})
 
     stub.enqueue(*lookup_then_text())
-    await drive(make_client(style, hooks=Hooks(before_llm=before_llm)), "Look up Pune.", kit)
+    await drive(
+        make_client(style, hooks=Hooks(before_llm=before_llm)), mode, kit, prompt="Look up Pune."
+    )
 
     assert [set(s) for s in seen] == [{"messages", "tools", "model", "turn", "style"}] * 2
     assert [(s["turn"], s["model"], s["style"]) for s in seen] == [
@@ -113,20 +115,20 @@ async def test_before_llm_sees_messages_tools_model_turn_and_style(
 
 
 async def test_tools_removed_by_before_llm_stay_removed(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     def before_llm(info: JSONObject) -> JSONObject | None:
         return {"tools": []} if info["turn"] == 0 else None
 
     stub.enqueue(*lookup_then_text())
-    await drive(make_client(style, hooks={"before_llm": before_llm}), "go", kit)
+    await drive(make_client(style, hooks={"before_llm": before_llm}), mode, kit, prompt="go")
 
     assert ["tools" in r.json for r in stub.requests] == [False, False]
     assert ["tool_choice" in r.json for r in stub.requests] == [False, False]
 
 
 async def test_a_raising_before_llm_aborts_the_run_before_any_request(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     def before_llm(info: JSONObject) -> None:
         raise Veto("not today")
@@ -134,19 +136,18 @@ async def test_a_raising_before_llm_aborts_the_run_before_any_request(
     stub.enqueue(reply.text("never sent"))
     client = make_client(style, hooks={"before_llm": before_llm})
     with pytest.raises(Veto, match="not today"):
-        await drive(client, "hi", conversation_id="c1")
+        await drive(client, mode, conversation_id="c1")
 
     assert stub.requests == []
     assert await client.conversation_store.get("c1") is None
 
 
-# --- A79: after_llm -----------------------------------------------------------------------------
+# --- after_llm ------------------------------------------------------------------------------------
 
 
 async def test_after_llm_sees_each_raw_response_once(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
     style: str,
     mode: str,
     kit: Toolkit,
@@ -157,7 +158,7 @@ async def test_after_llm_sees_each_raw_response_once(
         reply.text("Done.", usage=(12, 3)),
     )
     client = make_client(style, hooks={"after_llm": seen.append})
-    result, _ = await drive(client, "go", kit)
+    result, _ = await drive(client, mode, kit, prompt="go")
 
     assert [(s["turn"], s["model"], s["style"]) for s in seen] == [
         (0, "test-model", style),
@@ -184,13 +185,13 @@ async def test_after_llm_sees_each_raw_response_once(
         assert responses[0]["id"] == ("chatcmpl-stub-0" if style == "openai" else "msg_stub_0")
 
 
-# --- A80: before_tool ---------------------------------------------------------------------------
+# --- before_tool ----------------------------------------------------------------------------------
 
 
 async def test_before_tool_result_short_circuits_execution_and_after_tool(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     spy: Spy,
     kit: Toolkit,
@@ -203,7 +204,7 @@ async def test_before_tool_result_short_circuits_execution_and_after_tool(
     }
     stub.enqueue(*lookup_then_text())
     client = make_client(style, hooks=hooks, on_metric=metrics.append)
-    result, events = await drive(client, "go", kit)
+    result, events = await drive(client, mode, kit, prompt="go")
 
     assert spy.calls == []
     assert after == []
@@ -225,7 +226,7 @@ async def test_before_tool_result_short_circuits_execution_and_after_tool(
 async def test_before_tool_can_rewrite_the_arguments(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     spy: Spy,
     kit: Toolkit,
@@ -237,7 +238,9 @@ async def test_before_tool_can_rewrite_the_arguments(
         return {"args": {"city": info["args"]["city"].upper()}}
 
     stub.enqueue(*lookup_then_text("Pune"))
-    result, _ = await drive(make_client(style, hooks={"before_tool": before_tool}), "go", kit)
+    result, _ = await drive(
+        make_client(style, hooks={"before_tool": before_tool}), mode, kit, prompt="go"
+    )
 
     assert spy.calls == [{"city": "PUNE"}]
     call_id = "call_1" if style == "openai" else "toolu_1"
@@ -246,13 +249,13 @@ async def test_before_tool_can_rewrite_the_arguments(
     assert result.tool_calls[0].output == "found PUNE"
 
 
-# --- A81: after_tool ------------------------------------------------------------------------------
+# --- after_tool -----------------------------------------------------------------------------------
 
 
 async def test_after_tool_can_replace_what_the_model_receives(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     spy: Spy,
     kit: Toolkit,
@@ -264,7 +267,9 @@ async def test_after_tool_can_replace_what_the_model_receives(
         return {"result": ToolResult("redacted")}
 
     stub.enqueue(*lookup_then_text())
-    result, events = await drive(make_client(style, hooks={"after_tool": after_tool}), "go", kit)
+    result, events = await drive(
+        make_client(style, hooks={"after_tool": after_tool}), mode, kit, prompt="go"
+    )
 
     assert spy.calls == [{"city": "Pune"}]
     [info] = seen
@@ -277,7 +282,7 @@ async def test_after_tool_can_replace_what_the_model_receives(
 
 @pytest.mark.parametrize("hook", ["before_tool", "after_tool"])
 async def test_a_raising_tool_hook_propagates_out_of_the_run(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit, hook: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit, hook: str
 ) -> None:
     def veto(info: JSONObject) -> None:
         raise Veto(hook)
@@ -285,13 +290,13 @@ async def test_a_raising_tool_hook_propagates_out_of_the_run(
     stub.enqueue(*lookup_then_text())
     client = make_client(style, hooks={hook: veto})
     with pytest.raises(Veto, match=hook):
-        await drive(client, "go", kit, conversation_id="c1")
+        await drive(client, mode, kit, prompt="go", conversation_id="c1")
 
     assert len(stub.requests) == 1
     assert await client.conversation_store.get("c1") is None
 
 
-# --- configuration ------------------------------------------------------------------------------
+# --- configuration --------------------------------------------------------------------------------
 
 
 def test_unknown_hook_names_are_a_config_error() -> None:

@@ -1,4 +1,4 @@
-"""The agent loop end to end against the stub: turns, tools, limits, usage (SPEC §2.2-§2.4).
+"""The agent loop end to end against the stub: turns, tools, limits, usage.
 
 Every scenario runs in both wire styles and through ``run``, ``stream`` and ``run_sync``.
 """
@@ -6,10 +6,8 @@ Every scenario runs in both wire styles and through ``run``, ``stream`` and ``ru
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import time
-import warnings
 from typing import Any
 
 import pytest
@@ -17,30 +15,20 @@ import pytest
 from toolnexus import (
     CancelToken,
     DoneEvent,
-    Request,
-    RunResult,
     SkillDef,
     ToolCallEvent,
-    ToolContext,
     Toolkit,
-    ToolResult,
     ToolResultEvent,
-    create_client,
     create_toolkit,
-    pending,
     tool,
 )
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import Drive, MakeClient, get_weather
+from ..running import MakeClient, drive
+from .support import first_id
 
 QUESTION = "What's the weather in Chennai?"
-
-
-def first_id(style: str, n: int = 1) -> str:
-    """The id the stub gives the ``n``-th call of a reply."""
-    return f"call_{n}" if style == "openai" else f"toolu_{n}"
 
 
 def results_sent(style: str, messages: list[JSONObject]) -> list[tuple[str, str, bool | None]]:
@@ -78,14 +66,14 @@ def tool_call_message(style: str, calls: list[tuple[str, str, JSONObject]]) -> J
     }
 
 
-# --- A60-A62: the seed scenarios ------------------------------------------------------------
+# --- the seed scenarios ---------------------------------------------------------------------------
 
 
 async def test_one_prompt_without_tools_returns_the_text_in_one_turn(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     stub.enqueue(reply.text("Chennai is warm today.", usage=(10, 6)))
-    result, _ = await drive(make_client(style), QUESTION)
+    result, _ = await drive(make_client(style), mode, prompt=QUESTION)
 
     assert result.status == "done"
     assert result.text == "Chennai is warm today."
@@ -100,13 +88,13 @@ async def test_one_prompt_without_tools_returns_the_text_in_one_turn(
 
 
 async def test_a_tool_call_is_executed_and_its_result_fed_back(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(
         reply.tool_calls(reply.call("get_weather", {"city": "Chennai"})),
         reply.text("It is sunny in Chennai."),
     )
-    result, _ = await drive(make_client(style), QUESTION, weather_kit)
+    result, _ = await drive(make_client(style), mode, weather_kit, prompt=QUESTION)
 
     assert result.status == "done"
     assert result.text == "It is sunny in Chennai."
@@ -137,16 +125,18 @@ async def test_a_tool_call_is_executed_and_its_result_fed_back(
 
 @pytest.mark.parametrize("with_token", [True, False])
 async def test_history_continues_a_transcript_with_or_without_a_cancel_token(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, with_token: bool
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, with_token: bool
 ) -> None:
     stub.enqueue(
         reply.text("First answer.", usage=(5, 3)),
         reply.text("Second answer, remembering the first.", usage=(5, 3)),
     )
     client = make_client(style, system_prompt="Be brief.", max_turns=5)
-    first, _ = await drive(client, "What's 2+2?")
+    first, _ = await drive(client, mode, prompt="What's 2+2?")
     token = CancelToken() if with_token else None
-    second, _ = await drive(client, "And double it?", history=first.messages, cancel=token)
+    second, _ = await drive(
+        client, mode, prompt="And double it?", history=first.messages, cancel=token
+    )
 
     assert first.text == "First answer."
     assert second.text == "Second answer, remembering the first."
@@ -164,7 +154,7 @@ async def test_history_continues_a_transcript_with_or_without_a_cancel_token(
     assert sent["messages"][-1] == {"role": "user", "content": "And double it?"}
 
 
-# --- A63: the system prompt ----------------------------------------------------------------
+# --- the system prompt ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -174,7 +164,7 @@ async def test_history_continues_a_transcript_with_or_without_a_cancel_token(
 async def test_system_prompt_joins_the_client_prompt_and_the_skills_prompt(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     system_prompt: str | None,
     with_skills: bool,
@@ -183,7 +173,7 @@ async def test_system_prompt_joins_the_client_prompt_and_the_skills_prompt(
     async with await create_toolkit(skills=skills if with_skills else None, builtins=False) as tk:
         skills_prompt = tk.skills_prompt()
         stub.enqueue(reply.text("ok"))
-        await drive(make_client(style, system_prompt=system_prompt), "hi", tk)
+        await drive(make_client(style, system_prompt=system_prompt), mode, tk)
 
     assert (skills_prompt != "") is with_skills
     expected = "\n\n".join(p for p in (system_prompt or "", skills_prompt) if p)
@@ -201,11 +191,11 @@ async def test_system_prompt_joins_the_client_prompt_and_the_skills_prompt(
         assert "system" not in body
 
 
-# --- A64: parallel tools, results in call order ------------------------------------------
+# --- parallel tools, results in call order --------------------------------------------------------
 
 
 async def test_tools_of_one_turn_run_concurrently(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     spans: dict[str, tuple[float, float]] = {}
 
@@ -230,7 +220,7 @@ async def test_tools_of_one_turn_run_concurrently(
         reply.text("both done"),
     )
     async with await create_toolkit(extra_tools=[slow_a, slow_b], builtins=False) as tk:
-        result, _ = await drive(make_client(style), "go", tk)
+        result, _ = await drive(make_client(style), mode, tk, prompt="go")
 
     assert result.status == "done"
     latest_start = max(s for s, _ in spans.values())
@@ -253,7 +243,7 @@ class Gate:
 
 
 async def test_results_keep_call_order_when_a_later_call_finishes_first(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     gate = Gate()
     finished: list[str] = []
@@ -278,7 +268,7 @@ async def test_results_keep_call_order_when_a_later_call_finishes_first(
         reply.text("done"),
     )
     async with await create_toolkit(extra_tools=[first, second], builtins=False) as tk:
-        result, events = await drive(make_client(style), "go", tk)
+        result, events = await drive(make_client(style), mode, tk, prompt="go")
 
     id1, id2 = first_id(style, 1), first_id(style, 2)
     assert finished == ["second", "first"]
@@ -292,11 +282,11 @@ async def test_results_keep_call_order_when_a_later_call_finishes_first(
     assert [(e.id, e.output) for e in results] == [(id1, "first:1"), (id2, "second:2")]
 
 
-# --- A65: a failing tool does not end the run ----------------------------------------------
+# --- a failing tool does not end the run ----------------------------------------------------------
 
 
 async def test_a_raising_tool_becomes_an_error_result_the_model_sees(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     @tool
     def explode() -> str:
@@ -305,7 +295,7 @@ async def test_a_raising_tool_becomes_an_error_result_the_model_sees(
 
     stub.enqueue(reply.tool_calls(reply.call("explode")), reply.text("It failed, sorry."))
     async with await create_toolkit(extra_tools=[explode], builtins=False) as tk:
-        result, _ = await drive(make_client(style), "go", tk)
+        result, _ = await drive(make_client(style), mode, tk, prompt="go")
 
     assert result.status == "done"
     assert result.text == "It failed, sorry."
@@ -315,10 +305,10 @@ async def test_a_raising_tool_becomes_an_error_result_the_model_sees(
 
 
 async def test_a_call_to_an_unknown_tool_is_an_error_result(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     stub.enqueue(reply.tool_calls(reply.call("nope", {})), reply.text("ok"))
-    result, _ = await drive(make_client(style), "go")
+    result, _ = await drive(make_client(style), mode, prompt="go")
 
     assert result.status == "done"
     assert (result.tool_calls[0].output, result.tool_calls[0].is_error) == (
@@ -327,11 +317,11 @@ async def test_a_call_to_an_unknown_tool_is_an_error_result(
     )
 
 
-# --- invalid arguments from the model -------------------------------------------------------
+# --- invalid arguments from the model -------------------------------------------------------------
 
 
 async def test_invalid_tool_arguments_are_reported_to_the_model_without_executing(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     executed: list[JSONObject] = []
     metrics: list[JSONObject] = []
@@ -345,7 +335,7 @@ async def test_invalid_tool_arguments_are_reported_to_the_model_without_executin
     stub.enqueue(reply.tool_calls(reply.call("t", "{not json")), reply.text("I will fix it."))
     async with await create_toolkit(extra_tools=[t], builtins=False) as tk:
         client = make_client(style, on_metric=metrics.append)
-        result, events = await drive(client, "go", tk)
+        result, events = await drive(client, mode, tk, prompt="go")
 
     assert executed == []
     assert result.status == "done"
@@ -364,7 +354,7 @@ async def test_invalid_tool_arguments_are_reported_to_the_model_without_executin
     assert [(m["tool"], m["is_error"]) for m in tool_metrics] == [("t", True)]
 
 
-# --- calls without ids (openai) -------------------------------------------------------------
+# --- calls without ids (openai) -------------------------------------------------------------------
 
 
 def idless_calls_reply(mode: str) -> reply.Reply:
@@ -391,14 +381,14 @@ def idless_calls_reply(mode: str) -> reply.Reply:
 
 
 async def test_openai_calls_without_ids_get_turn_and_index_ids(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, mode: str, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(
         reply.tool_calls(reply.call("get_weather", {"city": "Chennai"})),
         idless_calls_reply(mode),
         reply.text("Sunny everywhere."),
     )
-    result, _ = await drive(make_client("openai"), "go", weather_kit)
+    result, _ = await drive(make_client("openai"), mode, weather_kit, prompt="go")
 
     assert result.status == "done"
     assert [c.id for c in result.tool_calls] == ["call_1", "call_1_0", "call_1_1"]
@@ -411,11 +401,11 @@ async def test_openai_calls_without_ids_get_turn_and_index_ids(
     ]
 
 
-# --- A66: the turn limit --------------------------------------------------------------------
+# --- the turn limit -------------------------------------------------------------------------------
 
 
 async def test_max_turns_ends_the_run_incomplete_after_executing_the_last_calls(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     runs: list[int] = []
 
@@ -427,7 +417,7 @@ async def test_max_turns_ends_the_run_incomplete_after_executing_the_last_calls(
 
     stub.enqueue(*[reply.tool_calls(reply.call("tick"), text="still working")] * 2)
     async with await create_toolkit(extra_tools=[tick], builtins=False) as tk:
-        result, events = await drive(make_client(style, max_turns=2), "go", tk)
+        result, events = await drive(make_client(style, max_turns=2), mode, tk, prompt="go")
 
     assert result.status == "incomplete"
     assert result.limit == "maxTurns"
@@ -442,26 +432,26 @@ async def test_max_turns_ends_the_run_incomplete_after_executing_the_last_calls(
 
 
 async def test_incomplete_openai_text_is_empty_when_the_last_content_is_null(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(reply.tool_calls(reply.call("get_weather", {"city": "X"})))
-    result, _ = await drive(make_client("openai", max_turns=1), "go", weather_kit)
+    result, _ = await drive(make_client("openai", max_turns=1), mode, weather_kit, prompt="go")
 
     assert (result.status, result.text, result.turns) == ("incomplete", "", 1)
 
 
-# --- A67: usage ------------------------------------------------------------------------------
+# --- usage ----------------------------------------------------------------------------------------
 
 
 async def test_usage_is_summed_over_every_turn(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, weather_kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, weather_kit: Toolkit
 ) -> None:
     stub.enqueue(
         reply.tool_calls(reply.call("get_weather", {"city": "A"}), usage=(10, 6)),
         reply.tool_calls(reply.call("get_weather", {"city": "B"}), usage=(20, 7)),
         reply.text("done", usage=(30, 8)),
     )
-    result, _ = await drive(make_client(style), "go", weather_kit)
+    result, _ = await drive(make_client(style), mode, weather_kit, prompt="go")
 
     assert result.turns == 3
     usage = result.usage
@@ -469,179 +459,9 @@ async def test_usage_is_summed_over_every_turn(
 
 
 async def test_missing_usage_counts_as_zero(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     stub.enqueue(reply.text("no usage here"))
-    result, _ = await drive(make_client(style), "go")
+    result, _ = await drive(make_client(style), mode, prompt="go")
 
     assert (result.usage.prompt_tokens, result.usage.total_tokens) == (0, 0)
-
-
-# --- A68: run_sync ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("style", ["openai", "anthropic"])
-def test_run_sync_returns_what_run_returns(style: str) -> None:
-    script = [
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), usage=(10, 6)),
-        reply.text("It is sunny in Chennai.", usage=(12, 4)),
-    ]
-    tk = Toolkit([get_weather])
-    with StubLLMServer(script * 2) as stub:
-        client = create_client(stub.url, style, model="test-model", api_key="test-key")
-
-        async def run_and_close() -> RunResult:
-            async with client:
-                return await client.run(QUESTION, tk)
-
-        from_run = asyncio.run(run_and_close())
-        from_sync = client.run_sync(QUESTION, tk)
-
-        assert from_sync.to_dict() == from_run.to_dict()
-        assert from_sync.status == "done"
-        assert len(stub.requests) == 4
-        assert stub.requests[3].json == stub.requests[1].json
-
-
-async def test_run_sync_inside_a_running_loop_raises_runtime_error_and_sends_nothing(
-    stub: StubLLMServer, make_client: MakeClient, style: str
-) -> None:
-    stub.enqueue(reply.text("never sent"))
-    client = make_client(style)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with pytest.raises(RuntimeError, match="running event loop"):
-            client.run_sync("hi")
-        gc.collect()
-
-    assert stub.requests == []
-    assert [str(w.message) for w in caught] == [], "a coroutine was left un-awaited"
-
-
-# --- the tool context -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("timeout_ms", [None, 20_000])
-async def test_tools_receive_the_run_cancel_token_and_the_time_left(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, timeout_ms: int | None
-) -> None:
-    seen: list[ToolContext | None] = []
-
-    @tool
-    def probe(ctx: ToolContext | None = None) -> str:
-        """Records its context."""
-        seen.append(ctx)
-        return "probed"
-
-    token = CancelToken()
-    stub.enqueue(reply.tool_calls(reply.call("probe")), reply.text("ok"))
-    async with await create_toolkit(extra_tools=[probe], builtins=False) as tk:
-        await drive(make_client(style, timeout_ms=timeout_ms), "go", tk, cancel=token)
-
-    [ctx] = seen
-    assert ctx is not None
-    assert ctx.cancel is token
-    assert ctx.answer is None
-    if timeout_ms is None:
-        assert ctx.timeout is None
-    else:
-        assert ctx.timeout is not None
-        assert 0 < ctx.timeout <= timeout_ms / 1000
-
-
-# --- statuses and the wire form of the result -----------------------------------------------
-
-
-async def test_a_tool_suspension_without_wait_for_ends_the_run_pending(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
-) -> None:
-    @tool
-    def deploy(env: str) -> ToolResult:
-        """Deploys after a login."""
-        return pending(Request.new("authorization", "Log in to deploy", url="https://auth.test/"))
-
-    history = [
-        {"role": "user", "content": "The branch is release/1.4"},
-        {"role": "assistant", "content": "Noted."},
-    ]
-    stub.enqueue(reply.tool_calls(reply.call("deploy", {"env": "staging"})))
-    async with await create_toolkit(extra_tools=[deploy], builtins=False) as tk:
-        client = make_client(style, max_turns=6)
-        result, _ = await drive(client, "Deploy to staging", tk, history=history)
-
-    assert result.status == "pending"
-    assert result.pending is not None
-    assert (result.pending.kind, result.pending.prompt, result.pending.url) == (
-        "authorization",
-        "Log in to deploy",
-        "https://auth.test/",
-    )
-    assert result.text == "Log in to deploy"
-    assert result.limit is None
-    assert result.messages[:2] == history
-    assert stub.requests[0].json["messages"][:2] == history
-    data = result.to_dict()
-    assert data["pending"]["kind"] == "authorization"
-    json.dumps(data)
-
-
-async def test_result_to_dict_is_json_with_camel_case_keys(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, weather_kit: Toolkit
-) -> None:
-    stub.enqueue(
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), usage=(10, 6)),
-        reply.text("Sunny.", usage=(12, 4)),
-    )
-    result, _ = await drive(make_client(style), QUESTION, weather_kit)
-    data = json.loads(json.dumps(result.to_dict()))
-
-    assert set(data) == {
-        "text",
-        "messages",
-        "toolCalls",
-        "toolCallCount",
-        "turns",
-        "usage",
-        "model",
-        "status",
-    }
-    assert data["toolCalls"] == [
-        {
-            "id": first_id(style),
-            "name": "get_weather",
-            "args": {"city": "Chennai"},
-            "output": "sunny in Chennai",
-            "isError": False,
-            "metadata": None,
-        }
-    ]
-    assert data["usage"] == {"promptTokens": 22, "completionTokens": 10, "totalTokens": 32}
-    assert (data["toolCallCount"], data["turns"], data["status"]) == (1, 2, "done")
-    assert data["messages"] == result.messages
-    assert data["model"] == "test-model"
-
-
-async def test_incomplete_result_to_dict_carries_the_limit(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, weather_kit: Toolkit
-) -> None:
-    stub.enqueue(reply.tool_calls(reply.call("get_weather", {"city": "X"})))
-    result, _ = await drive(make_client("anthropic", max_turns=1), "go", weather_kit)
-
-    data = json.loads(json.dumps(result.to_dict()))
-    assert (data["status"], data["limit"], data["text"]) == ("incomplete", "maxTurns", "")
-    assert "pending" not in data
-
-
-async def test_one_client_serves_run_and_run_sync_without_leaking_a_session(
-    stub: StubLLMServer, make_client: MakeClient, style: str
-) -> None:
-    stub.enqueue(reply.text("one"), reply.text("two"), reply.text("three"))
-    client = make_client(style)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert (await client.run("1")).text == "one"
-        assert (await asyncio.to_thread(client.run_sync, "2")).text == "two"
-        assert (await client.run("3")).text == "three"
-        gc.collect()
-
-    assert [str(w.message) for w in caught] == []

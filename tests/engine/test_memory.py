@@ -1,4 +1,4 @@
-"""Conversation memory: ids, history, the store, ``ask``, ``conversation()`` (SPEC §2.5-§2.6)."""
+"""Conversation memory: ids, history, the store, ``ask``, ``conversation()``."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from toolnexus import (
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import Drive, MakeClient, get_weather
+from ..running import MakeClient, drive
+from .support import get_weather
 
 
 class SpyStore:
@@ -70,17 +71,19 @@ def user_texts(body: JSONObject) -> list[str]:
     ]
 
 
-# --- A74: conversation ids ------------------------------------------------------------------
+# --- conversation ids -----------------------------------------------------------------------------
 
 
 async def test_runs_with_the_same_id_remember_each_other(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     store = SpyStore()
     client = make_client(style, store=store)
     stub.enqueue(reply.text("Noted: staging-eu."), reply.text("Deploying to staging-eu."))
-    await drive(client, "My deploy target is staging-eu.", conversation_id="ops-1")
-    second, _ = await drive(client, "Deploy the current branch there.", conversation_id="ops-1")
+    await drive(client, mode, prompt="My deploy target is staging-eu.", conversation_id="ops-1")
+    second, _ = await drive(
+        client, mode, prompt="Deploy the current branch there.", conversation_id="ops-1"
+    )
 
     assert contents(stub.requests[1].json) == [
         "My deploy target is staging-eu.",
@@ -98,25 +101,25 @@ def _assistant_text(style: str, text: str) -> object:
 
 
 async def test_a_run_without_an_id_neither_reads_nor_writes_the_store(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     store = SpyStore()
     await store.inner.save("c1", [{"role": "user", "content": "old"}])
     client = make_client(style, store=store)
     stub.enqueue(reply.tool_calls(reply.call("get_weather", {"city": "A"})), reply.text("ok"))
-    await drive(client, "fresh", kit)
+    await drive(client, mode, kit, prompt="fresh")
 
     assert store.calls == 0
     assert contents(stub.requests[0].json) == ["fresh"]
 
 
 async def test_a_one_shot_run_does_not_inherit_an_earlier_conversation(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     client = make_client(style)
     stub.enqueue(reply.text("first"), reply.text("second"))
-    await drive(client, "remember me", conversation_id="c1")
-    await drive(client, "who am I?")
+    await drive(client, mode, prompt="remember me", conversation_id="c1")
+    await drive(client, mode, prompt="who am I?")
 
     assert contents(stub.requests[1].json) == ["who am I?"]
 
@@ -135,24 +138,24 @@ async def test_the_store_is_saved_before_the_done_event(
 
 
 async def test_each_user_id_keeps_its_own_conversation(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     client = make_client(style)
     stub.enqueue(*(reply.text(f"reply {n}") for n in range(4)))
     for user, text in [("u1", "I am Ana"), ("u2", "I am Bo"), ("u1", "Who am I?")]:
-        await drive(client, text, conversation_id=f"user:{user}")
-    await drive(client, "And me?", conversation_id="user:u2")
+        await drive(client, mode, prompt=text, conversation_id=f"user:{user}")
+    await drive(client, mode, prompt="And me?", conversation_id="user:u2")
 
     third, fourth = stub.requests[2].json, stub.requests[3].json
     assert user_texts(third) == ["I am Ana", "Who am I?"]
     assert user_texts(fourth) == ["I am Bo", "And me?"]
 
 
-# --- A75: history and id together -------------------------------------------------------------
+# --- history and id together ----------------------------------------------------------------------
 
 
 async def test_history_wins_over_the_store_and_the_result_is_saved_under_the_id(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     store = SpyStore()
     await store.inner.save("c1", [{"role": "user", "content": "stored, not used"}])
@@ -162,7 +165,11 @@ async def test_history_wins_over_the_store_and_the_result_is_saved_under_the_id(
     ]
     stub.enqueue(reply.text("Deployed."))
     result, _ = await drive(
-        make_client(style, store=store), "Deploy it.", history=history, conversation_id="c1"
+        make_client(style, store=store),
+        mode,
+        prompt="Deploy it.",
+        history=history,
+        conversation_id="c1",
     )
 
     assert store.gets == []
@@ -172,41 +179,43 @@ async def test_history_wins_over_the_store_and_the_result_is_saved_under_the_id(
 
 
 async def test_an_empty_history_still_wins_over_the_store(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     store = SpyStore()
     await store.inner.save("c1", [{"role": "user", "content": "stored"}])
     stub.enqueue(reply.text("ok"))
-    await drive(make_client(style, store=store), "new", history=[], conversation_id="c1")
+    await drive(
+        make_client(style, store=store), mode, prompt="new", history=[], conversation_id="c1"
+    )
 
     assert store.gets == []
     assert contents(stub.requests[0].json) == ["new"]
 
 
 async def test_history_is_not_mutated_by_the_run(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     history: list[JSONObject] = [
         {"role": "user", "content": "a"},
         {"role": "assistant", "content": "b"},
     ]
     stub.enqueue(reply.text("c"))
-    result, _ = await drive(make_client(style), "next", history=history)
+    result, _ = await drive(make_client(style), mode, prompt="next", history=history)
 
     assert len(history) == 2
     assert len(result.messages) == 4
 
 
-# --- A76: which exits save ----------------------------------------------------------------------
+# --- which exits save -----------------------------------------------------------------------------
 
 
 async def test_the_store_is_saved_after_an_incomplete_exit(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     store = SpyStore()
     stub.enqueue(reply.tool_calls(reply.call("get_weather", {"city": "A"})))
     client = make_client(style, store=store, max_turns=1)
-    result, _ = await drive(client, "go", kit, conversation_id="c1")
+    result, _ = await drive(client, mode, kit, prompt="go", conversation_id="c1")
 
     assert result.status == "incomplete"
     assert await store.inner.get("c1") == result.messages
@@ -214,18 +223,20 @@ async def test_the_store_is_saved_after_an_incomplete_exit(
 
 
 async def test_the_store_is_saved_after_a_pending_exit(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     store = SpyStore()
     stub.enqueue(reply.tool_calls(reply.call("ask_login")))
-    result, _ = await drive(make_client(style, store=store), "go", kit, conversation_id="c1")
+    result, _ = await drive(
+        make_client(style, store=store), mode, kit, prompt="go", conversation_id="c1"
+    )
 
     assert result.status == "pending"
     assert await store.inner.get("c1") == result.messages
 
 
 async def test_nothing_is_saved_when_the_run_raises(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     store = SpyStore()
     stub.enqueue(
@@ -233,22 +244,22 @@ async def test_nothing_is_saved_when_the_run_raises(
         reply.error(400, {"error": "bad request"}),
     )
     with pytest.raises(LLMError):
-        await drive(make_client(style, store=store), "go", kit, conversation_id="c1")
+        await drive(make_client(style, store=store), mode, kit, prompt="go", conversation_id="c1")
 
     assert store.gets == ["c1"]
     assert store.saves == []
 
 
-# --- A77: the default store --------------------------------------------------------------------
+# --- the default store ----------------------------------------------------------------------------
 
 
 async def test_default_stores_are_per_client(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     one, two = make_client(style), make_client(style)
     stub.enqueue(reply.text("one"), reply.text("two"))
-    await drive(one, "I am client one", conversation_id="c1")
-    await drive(two, "Who spoke before?", conversation_id="c1")
+    await drive(one, mode, prompt="I am client one", conversation_id="c1")
+    await drive(two, mode, prompt="Who spoke before?", conversation_id="c1")
 
     assert contents(stub.requests[1].json) == ["Who spoke before?"]
     assert isinstance(one.conversation_store, InMemoryConversationStore)
@@ -265,7 +276,7 @@ def test_conversation_store_is_the_store_passed_in() -> None:
     assert client.conversation_store is store
 
 
-# --- A71: ask and memory ------------------------------------------------------------------------
+# --- ask and memory -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("streamed", [False, True])
@@ -301,7 +312,7 @@ async def test_ask_with_id_loads_and_saves_the_conversation(
     assert await store.inner.get("u1") == result.messages
 
 
-# --- A72: conversation() -------------------------------------------------------------------------
+# --- conversation() -------------------------------------------------------------------------------
 
 
 async def test_conversation_send_keeps_the_transcript_until_reset(

@@ -1,4 +1,4 @@
-"""``on_metric`` events: one per LLM call, per tool execution and per run (SPEC §6.1)."""
+"""``on_metric`` events: one per LLM call, per tool execution and per run."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from toolnexus import LLMError, Request, Toolkit, ToolResult, create_toolkit, pe
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import Drive, MakeClient, get_weather
+from ..running import MakeClient, drive
+from .support import get_weather
 
 LLM_KEYS = {"event", "model", "status", "ms", "prompt_tokens", "completion_tokens"}
 TOOL_KEYS = {"event", "tool", "source", "is_error", "ms"}
@@ -41,18 +42,18 @@ def without_ms(events: list[JSONObject]) -> list[JSONObject]:
     return out
 
 
-# --- A109 -----------------------------------------------------------------------------------------
+# --- one event per call, per tool and per run -----------------------------------------------------
 
 
 async def test_a_tool_run_emits_llm_tool_llm_and_run_events(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     metrics: list[JSONObject] = []
     stub.enqueue(
         reply.tool_calls(reply.call("get_weather", {"city": "A"}), usage=(10, 6)),
         reply.text("Sunny.", usage=(20, 4)),
     )
-    await drive(make_client(style, on_metric=metrics.append), "go", kit)
+    await drive(make_client(style, on_metric=metrics.append), mode, kit, prompt="go")
 
     assert [set(m) for m in metrics] == [LLM_KEYS, TOOL_KEYS, LLM_KEYS, RUN_KEYS]
     assert without_ms(metrics) == [
@@ -83,23 +84,23 @@ async def test_a_tool_run_emits_llm_tool_llm_and_run_events(
 
 
 async def test_an_unknown_tool_is_metered_with_source_custom(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     metrics: list[JSONObject] = []
     stub.enqueue(reply.tool_calls(reply.call("missing")), reply.text("ok"))
-    await drive(make_client(style, on_metric=metrics.append), "go", kit)
+    await drive(make_client(style, on_metric=metrics.append), mode, kit, prompt="go")
 
     [event] = [m for m in metrics if m["event"] == "tool"]
     assert (event["tool"], event["source"], event["is_error"]) == ("missing", "custom", True)
 
 
 async def test_retries_of_one_call_make_one_llm_event(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
 ) -> None:
     metrics: list[JSONObject] = []
     stub.enqueue(reply.error(503, "busy"), reply.text("ok", usage=(3, 2)))
     client = make_client(style, on_metric=metrics.append, retries=1, retry_base_ms=0)
-    await drive(client, "go")
+    await drive(client, mode, prompt="go")
 
     assert len(stub.requests) == 2
     llm = [m for m in metrics if m["event"] == "llm"]
@@ -109,7 +110,7 @@ async def test_retries_of_one_call_make_one_llm_event(
 
 
 async def test_a_failed_run_reports_an_llm_error_and_a_run_error(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     metrics: list[JSONObject] = []
     stub.enqueue(
@@ -117,7 +118,7 @@ async def test_a_failed_run_reports_an_llm_error_and_a_run_error(
         reply.error(400, {"error": "bad request"}),
     )
     with pytest.raises(LLMError) as info:
-        await drive(make_client(style, on_metric=metrics.append), "go", kit)
+        await drive(make_client(style, on_metric=metrics.append), mode, kit, prompt="go")
 
     assert [m["event"] for m in metrics] == ["llm", "tool", "llm", "run"]
     failed_llm, run = metrics[2], metrics[3]
@@ -133,14 +134,14 @@ async def test_a_failed_run_reports_an_llm_error_and_a_run_error(
 
 
 async def test_run_events_carry_the_incomplete_and_pending_statuses(
-    stub: StubLLMServer, make_client: MakeClient, drive: Drive, style: str, kit: Toolkit
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str, kit: Toolkit
 ) -> None:
     metrics: list[JSONObject] = []
     client = make_client(style, on_metric=metrics.append, max_turns=1)
     stub.enqueue(reply.tool_calls(reply.call("get_weather", {"city": "A"})))
-    await drive(client, "go", kit)
+    await drive(client, mode, kit, prompt="go")
     stub.enqueue(reply.tool_calls(reply.call("needs_login")))
-    await drive(client, "go", kit)
+    await drive(client, mode, kit, prompt="go")
 
     runs = [m["status"] for m in metrics if m["event"] == "run"]
     assert runs == ["incomplete", "pending"]
@@ -166,13 +167,13 @@ async def test_an_async_on_metric_is_awaited(
     assert [m["event"] for m in metrics] == ["llm", "run"]
 
 
-# --- A110 -----------------------------------------------------------------------------------------
+# --- a raising on_metric --------------------------------------------------------------------------
 
 
 async def test_a_raising_on_metric_is_logged_and_ignored(
     stub: StubLLMServer,
     make_client: MakeClient,
-    drive: Drive,
+    mode: str,
     style: str,
     kit: Toolkit,
     caplog: pytest.LogCaptureFixture,
@@ -188,7 +189,7 @@ async def test_a_raising_on_metric_is_logged_and_ignored(
         reply.text("Sunny."),
     )
     with caplog.at_level(logging.WARNING, logger="toolnexus"):
-        result, _ = await drive(make_client(style, on_metric=broken), "go", kit)
+        result, _ = await drive(make_client(style, on_metric=broken), mode, kit, prompt="go")
 
     assert (result.status, result.text, result.tool_call_count) == ("done", "Sunny.", 1)
     assert calls == ["llm", "tool", "llm", "run"]

@@ -1,4 +1,4 @@
-"""Finding the halted turn of a saved transcript for a durable resume (SPEC §4.3, §4.5)."""
+"""Finding the halted turn of a saved transcript for a durable resume."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def halted_request(call_id: object = "call_b") -> Request:
     )
 
 
-# --- transcripts -----------------------------------------------------------------------------
+# --- transcripts ----------------------------------------------------------------------------------
 
 
 def openai_call(call_id: str, name: str, arguments: str) -> JSONObject:
@@ -122,7 +122,7 @@ CALL_B = ToolUse("call_b", "deploy", {"env": "prod"})
 CALL_C = ToolUse("call_c", "notify", {"to": "team"})
 
 
-# --- the halted turn -------------------------------------------------------------------------
+# --- the halted turn ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", STYLES)
@@ -162,7 +162,7 @@ def test_the_halted_call_may_be_the_only_recorded_result(name: str) -> None:
     assert turn.unanswered == [CALL_A, CALL_C]
 
 
-# --- what is refused -------------------------------------------------------------------------
+# --- what is refused ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", STYLES)

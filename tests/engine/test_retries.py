@@ -1,4 +1,4 @@
-"""Retries, backoff, ``Retry-After`` and ``on_error`` against the real stub (SPEC §3.1-§3.3).
+"""Retries, backoff, ``Retry-After`` and ``on_error`` against the real stub.
 
 Every scenario runs in both wire styles and through ``run`` and ``stream``.
 """
@@ -19,10 +19,11 @@ import pytest
 from toolnexus import Client, ErrorInfo, Event, LLMError, TextEvent, create_client
 from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
 
-from .support import client_for, drive
+from ..running import drive
+from .support import client_for
 
 SCHEDULING_SLACK = 0.05
-"""Seconds allowed above a SPEC upper bound for the request to travel and the loop to wake."""
+"""Seconds allowed above a documented upper bound for the request to travel and the loop to wake."""
 
 
 @pytest.fixture
@@ -56,7 +57,7 @@ class ErrorSpy:
         return self.decision
 
 
-# --- A87: retry then succeed; exhaust ------------------------------------------------------
+# --- retry then succeed; exhaust ------------------------------------------------------------------
 
 
 async def test_two_503s_then_success_is_retried_to_done(
@@ -125,7 +126,7 @@ async def test_an_exhausted_call_emits_one_llm_error_event_and_a_run_error(
     assert "500" in runs[0]["error"]
 
 
-# --- A88: what is retried ------------------------------------------------------------------
+# --- what is retried ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
@@ -227,7 +228,7 @@ async def test_injected_httpx_client_does_not_retry_a_final_status(
     assert len(stub.requests) == 1
 
 
-# --- A89: exponential backoff --------------------------------------------------------------
+# --- exponential backoff --------------------------------------------------------------------------
 
 
 async def test_backoff_gaps_double_from_retry_base_ms(
@@ -243,7 +244,7 @@ async def test_backoff_gaps_double_from_retry_base_ms(
     assert 0.200 <= second < 0.300 + SCHEDULING_SLACK, second
 
 
-# --- A90: Retry-After ----------------------------------------------------------------------
+# --- Retry-After ----------------------------------------------------------------------------------
 
 
 async def test_retry_after_one_second_delays_the_retry_by_at_least_a_second(
@@ -294,7 +295,7 @@ async def test_retry_after_is_ignored_on_a_status_that_is_not_retried(
     assert len(stub.requests) == 1
 
 
-# --- A91: on_error -------------------------------------------------------------------------
+# --- on_error -------------------------------------------------------------------------------------
 
 
 async def test_on_error_fail_stops_a_retryable_503_after_one_attempt(
@@ -368,7 +369,7 @@ async def test_async_on_error_is_awaited(stub: StubLLMServer, style: str, mode: 
     assert len(stub.requests) == 1
 
 
-# --- A94: streams --------------------------------------------------------------------------
+# --- streams --------------------------------------------------------------------------------------
 
 FIRST_TEXT_EVENT = {"openai": 1, "anthropic": 3}
 """SSE events up to and including the first text delta (anthropic: start, block start, delta)."""

@@ -1,4 +1,4 @@
-"""Retry policy: which failures are retried and after how long (SPEC §3.1 to §3.3)."""
+"""Retry policy: which failures are retried and after how long."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ SAMPLES = 400
 ERROR = LLMError("HTTP failure", status=503)
 
 
-# --- Retry-After ---------------------------------------------------------------------------
+# --- Retry-After ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_retry_after_falls_back_to_backoff_for_anything_else(value: str | None) 
     assert parse_retry_after(value) is None
 
 
-# --- which failures are retried ------------------------------------------------------------
+# --- which failures are retried -------------------------------------------------------------------
 
 
 def test_retryable_statuses_are_exactly_429_and_500_502_503_504() -> None:
@@ -90,7 +90,7 @@ async def test_attempts_are_bounded_by_retries() -> None:
     assert await RetryPolicy(retries=0).delay(0, status=None, error=OSError()) is None
 
 
-# --- how long to wait ----------------------------------------------------------------------
+# --- how long to wait -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("attempt", "low_ms"), [(0, 100), (1, 200), (2, 400), (3, 800)])
@@ -151,7 +151,7 @@ async def test_retry_after_on_a_final_status_does_not_make_it_retryable() -> Non
     assert await RetryPolicy().delay(0, status=400, error=ERROR, retry_after="1") is None
 
 
-# --- on_error ------------------------------------------------------------------------------
+# --- on_error -------------------------------------------------------------------------------------
 
 
 async def test_on_error_receives_attempt_retryable_status_and_error() -> None:

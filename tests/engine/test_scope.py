@@ -1,4 +1,4 @@
-"""A run's deadline and cancel token, and concurrent tool calls (SPEC §2.4 step 5, §3.4)."""
+"""A run's deadline and cancel token, and concurrent tool calls."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ class Errors:
         self.seen.append(exc)
 
 
-def drive(
+def guard(
     inner: AsyncGenerator[T, None],
     scope: RunScope,
     on_error: Callable[[BaseException], Awaitable[None]],
@@ -78,7 +78,7 @@ def assert_task_not_left_cancelled() -> None:
     assert task.cancelling() == 0
 
 
-# --- RunScope + guarded ---------------------------------------------------------------------
+# --- RunScope + guarded ---------------------------------------------------------------------------
 
 
 async def test_a_pre_cancelled_token_raises_before_the_inner_generator_runs() -> None:
@@ -86,7 +86,7 @@ async def test_a_pre_cancelled_token_raises_before_the_inner_generator_runs() ->
     token.cancel()
     inner, errors = Inner(token), Errors()
     generator = inner.events()
-    async with aclosing(drive(generator, RunScope(token, None), errors)) as events:
+    async with aclosing(guard(generator, RunScope(token, None), errors)) as events:
         with pytest.raises(RunCancelled):
             await anext(events)
     assert inner.started is False
@@ -101,7 +101,7 @@ async def test_a_token_fired_from_another_thread_stops_a_long_await_promptly() -
     inner, errors = Inner(token, fire_from_thread=True), Errors()
     loop = asyncio.get_running_loop()
     async with asyncio.timeout(5):
-        async with aclosing(drive(inner.events(), RunScope(token, None), errors)) as events:
+        async with aclosing(guard(inner.events(), RunScope(token, None), errors)) as events:
             assert await anext(events) == "first"
             started = loop.time()
             with pytest.raises(RunCancelled):
@@ -121,7 +121,7 @@ async def test_the_deadline_raises_run_timeout_which_is_a_timeout_error() -> Non
     loop = asyncio.get_running_loop()
     started = loop.time()
     async with asyncio.timeout(5):
-        async with aclosing(drive(inner.events(), RunScope(None, 50), errors)) as events:
+        async with aclosing(guard(inner.events(), RunScope(None, 50), errors)) as events:
             assert await anext(events) == "first"
             with pytest.raises(RunTimeout) as caught:
                 await anext(events)
@@ -158,7 +158,7 @@ async def test_a_token_fired_while_the_consumer_holds_an_event_stops_the_next_st
         loop.call_soon_threadsafe(fired.set)  # queued after the token's own callback
 
     async with asyncio.timeout(5):
-        async with aclosing(drive(inner.events(), RunScope(token, None), errors)) as events:
+        async with aclosing(guard(inner.events(), RunScope(token, None), errors)) as events:
             assert await anext(events) == "first"
             thread = threading.Thread(target=cancel_then_signal)
             thread.start()
@@ -176,7 +176,7 @@ async def test_a_deadline_passing_while_the_consumer_holds_an_event_stops_the_ne
     inner, errors = Inner(), Errors()
     scope = RunScope(None, 20)
     async with asyncio.timeout(5):
-        async with aclosing(drive(inner.events(), scope, errors)) as events:
+        async with aclosing(guard(inner.events(), scope, errors)) as events:
             assert await anext(events) == "first"
             while scope.reason is None:  # the consumer keeps working past the deadline
                 await asyncio.sleep(0.005)
@@ -192,7 +192,7 @@ async def test_an_external_cancel_of_the_consumer_stays_a_plain_cancelled_error(
     inner, errors = Inner(token), Errors()
 
     async def consume() -> None:
-        async with aclosing(drive(inner.events(), RunScope(token, 60_000), errors)) as events:
+        async with aclosing(guard(inner.events(), RunScope(token, 60_000), errors)) as events:
             async for _ in events:
                 pass
 
@@ -213,7 +213,7 @@ async def test_an_external_cancel_wins_over_a_token_fired_at_the_same_moment() -
     inner, errors = Inner(token), Errors()
 
     async def consume() -> None:
-        async with aclosing(drive(inner.events(), RunScope(token, None), errors)) as events:
+        async with aclosing(guard(inner.events(), RunScope(token, None), errors)) as events:
             async for _ in events:
                 pass
 
@@ -241,7 +241,7 @@ async def test_on_error_sees_an_exception_of_the_inner_generator() -> None:
         finally:
             closed = True
 
-    async with aclosing(drive(failing(), RunScope(CancelToken(), 60_000), errors)) as events:
+    async with aclosing(guard(failing(), RunScope(CancelToken(), 60_000), errors)) as events:
         assert await anext(events) == 1
         with pytest.raises(ValueError, match="boom") as caught:
             await anext(events)
@@ -264,7 +264,7 @@ async def test_a_completed_run_closes_the_inner_generator_and_calls_no_on_error(
             closed = True
 
     scope = RunScope(token, 60_000)
-    async with aclosing(drive(two(), scope, errors)) as events:
+    async with aclosing(guard(two(), scope, errors)) as events:
         assert [item async for item in events] == [1, 2]
     assert closed is True
     assert errors.seen == []
@@ -279,13 +279,13 @@ async def test_a_completed_run_closes_the_inner_generator_and_calls_no_on_error(
 
 async def test_a_consumer_that_stops_early_closes_the_inner_generator() -> None:
     inner, errors = Inner(CancelToken()), Errors()
-    async with aclosing(drive(inner.events(), RunScope(inner.token, 60_000), errors)) as events:
+    async with aclosing(guard(inner.events(), RunScope(inner.token, 60_000), errors)) as events:
         assert await anext(events) == "first"
     assert inner.closed is True
     assert errors.seen == []
 
 
-# --- gather_in_order -----------------------------------------------------------------------
+# --- gather_in_order ------------------------------------------------------------------------------
 
 
 async def test_gather_returns_results_in_call_order_when_the_second_finishes_first() -> None:

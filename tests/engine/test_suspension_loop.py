@@ -1,4 +1,4 @@
-"""Suspensions inside the loop: ``wait_for``, durable halts, metrics and hooks (SPEC §4.1-§4.4).
+"""Suspensions inside the loop: ``wait_for``, durable halts, metrics and hooks.
 
 Every scenario runs in both wire styles and through ``run`` and ``stream``, with a ``wait_for``
 on the client and without one where both apply.
@@ -6,47 +6,29 @@ on the client and without one where both apply.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from toolnexus import (
     Answer,
-    Client,
-    DoneEvent,
-    Event,
-    Hooks,
     PendingEvent,
     Request,
-    RunResult,
-    TextEvent,
-    ToolCallEvent,
-    ToolContext,
-    Toolkit,
-    ToolResult,
     ToolResultEvent,
-    UsageEvent,
     auth_required,
-    create_toolkit,
-    pending,
 )
 from toolnexus.testing import StubLLMServer, reply
 
-from . import support
 from .support import (
     Counter,
-    Message,
     assert_balanced,
     client_for,
     make_tool,
     results_of,
     toolkit_of,
 )
-
-PROMPT = "Approve the deploy?"
+from .suspension_support import PROMPT, Gate, Host, approve, results_in, run_deploy
 
 
 @pytest.fixture
@@ -55,92 +37,7 @@ def mode(async_mode: str) -> str:
     return async_mode
 
 
-async def drive(
-    client: Client,
-    mode: str,
-    toolkit: Toolkit | None,
-    log: list[object] | None = None,
-    **options: Any,
-) -> tuple[RunResult, list[object]]:
-    """Run one prompt through ``run`` or ``stream``; events (but text) go to ``log``."""
-    log = [] if log is None else log
-
-    def keep(event: Event) -> None:
-        if not isinstance(event, TextEvent):
-            log.append(event)
-
-    result, _ = await support.drive(
-        client, mode, toolkit, prompt="Deploy it.", on_event=keep, **options
-    )
-    return result, log
-
-
-class Gate:
-    """A tool that suspends on a fresh request until it runs with an answer.
-
-    With ``again=True`` it suspends even when answered. ``before`` is awaited before it
-    suspends (to control which call finishes first); ``done`` is set when it returns.
-    """
-
-    def __init__(
-        self,
-        prompt: str = PROMPT,
-        *,
-        again: bool = False,
-        before: asyncio.Event | None = None,
-        make: Callable[[str], ToolResult] | None = None,
-    ) -> None:
-        self.prompt = prompt
-        self.again = again
-        self.before = before
-        self.make = make or (lambda p: pending(Request.new("approval", p, data={"env": "prod"})))
-        self.contexts: list[ToolContext | None] = []
-        self.requests: list[Request] = []
-        self.done = asyncio.Event()
-
-    async def __call__(self, args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
-        self.contexts.append(ctx)
-        try:
-            if ctx is not None and ctx.answer is not None and not self.again:
-                return ToolResult(f"approved: {json.dumps(ctx.answer.data)}")
-            if self.before is not None:
-                await self.before.wait()
-            result = self.make(self.prompt)
-            request = result.metadata["pending"] if result.metadata else None
-            assert isinstance(request, Request)
-            self.requests.append(request)
-            return result
-        finally:
-            self.done.set()
-
-    @property
-    def runs(self) -> int:
-        return len(self.contexts)
-
-
-class Host:
-    """A ``wait_for`` that logs each call into ``log`` and answers with ``answer(request)``."""
-
-    def __init__(self, log: list[object], answer: Callable[[Request], Answer | None]) -> None:
-        self.log = log
-        self.answer = answer
-        self.requests: list[Request] = []
-
-    async def __call__(self, request: Request) -> Answer | None:
-        self.requests.append(request)
-        self.log.append(("wait_for", request.id))
-        return self.answer(request)
-
-
-def approve(data: dict[str, Any] | None = None) -> Callable[[Request], Answer]:
-    return lambda request: Answer(request.id, ok=True, data=data)
-
-
-# --- transcripts ---------------------------------------------------------------------------
-
-
-def results_in(messages: list[Message], style: str) -> list[tuple[str, str]]:
-    return [(i, c) for m in messages for i, c, _ in results_of(m, style)]
+# --- transcripts ----------------------------------------------------------------------------------
 
 
 def flag(style: str, is_error: bool) -> bool | None:
@@ -154,7 +51,7 @@ def kinds(log: list[object]) -> list[str]:
     ]
 
 
-# --- A95 + A99: durable halt ---------------------------------------------------------------
+# --- durable halt ---------------------------------------------------------------------------------
 
 
 async def test_durable_halt_returns_pending_with_placeholder_and_saves(
@@ -164,7 +61,7 @@ async def test_durable_halt_returns_pending_with_placeholder_and_saves(
     stub.enqueue(reply.tool_calls(reply.call("login", {"who": "me"}, id="c1")))
     toolkit = await toolkit_of(make_tool("login", gate))
     async with client_for(stub, style) as client:
-        result, log = await drive(client, mode, toolkit, conversation_id="conv")
+        result, log = await run_deploy(client, mode, toolkit, conversation_id="conv")
         saved = await client.conversation_store.get("conv")
     request = gate.requests[0]
     assert result.status == "pending"
@@ -197,13 +94,13 @@ async def test_durable_halt_keeps_the_data_the_tool_set(
     gate = Gate()
     stub.enqueue(reply.tool_calls(reply.call("deploy", id="c9")))
     async with client_for(stub, style) as client:
-        result, _ = await drive(client, mode, await toolkit_of(make_tool("deploy", gate)))
+        result, _ = await run_deploy(client, mode, await toolkit_of(make_tool("deploy", gate)))
     assert result.pending is not None
     assert result.pending.data == {"env": "prod", "toolCallId": "c9"}
     assert result.text == PROMPT
 
 
-# --- A96-A98: wait_for ---------------------------------------------------------------------
+# --- wait_for -------------------------------------------------------------------------------------
 
 
 async def test_wait_for_ok_runs_the_tool_again_with_the_answer(
@@ -215,7 +112,7 @@ async def test_wait_for_ok_runs_the_tool_again_with_the_answer(
     stub.enqueue(reply.tool_calls(reply.call("deploy", {"env": "prod"}, id="c1")), reply.text("ok"))
     toolkit = await toolkit_of(make_tool("deploy", gate))
     async with client_for(stub, style, wait_for=host) as client:
-        result, _ = await drive(client, mode, toolkit, log)
+        result, _ = await run_deploy(client, mode, toolkit, log)
     request = gate.requests[0]
     assert kinds(log) == [
         "usage",
@@ -260,7 +157,7 @@ async def test_wait_for_not_ok_feeds_declined_expired_to_the_model(
     stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")), reply.text("understood"))
     toolkit = await toolkit_of(make_tool("deploy", gate))
     async with client_for(stub, style, wait_for=Host([], answer)) as client:
-        result, log = await drive(client, mode, toolkit)
+        result, log = await run_deploy(client, mode, toolkit)
     expected = f"declined/expired: {PROMPT}"
     assert gate.runs == 1
     assert [r for m in stub.requests[1].json["messages"] for r in results_of(m, style)] == [
@@ -278,7 +175,7 @@ async def test_a_tool_suspending_again_after_the_answer_is_unresolved(
     stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")), reply.text("giving up"))
     toolkit = await toolkit_of(make_tool("deploy", gate))
     async with client_for(stub, style, wait_for=Host([], approve())) as client:
-        result, _ = await drive(client, mode, toolkit)
+        result, _ = await run_deploy(client, mode, toolkit)
     assert gate.runs == 2
     assert results_in(stub.requests[1].json["messages"], style) == [("c1", f"unresolved: {PROMPT}")]
     assert result.tool_calls[0].is_error
@@ -295,7 +192,7 @@ async def test_sync_wait_for_is_supported(stub: StubLLMServer, style: str, mode:
     gate = Gate()
     stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")), reply.text("ok"))
     async with client_for(stub, style, wait_for=wait_for) as client:
-        result, _ = await drive(client, mode, await toolkit_of(make_tool("deploy", gate)))
+        result, _ = await run_deploy(client, mode, await toolkit_of(make_tool("deploy", gate)))
     assert seen == [PROMPT]
     assert result.tool_calls[0].output == 'approved: {"sync": true}'
 
@@ -312,12 +209,12 @@ async def test_an_exception_from_wait_for_propagates(
     toolkit = await toolkit_of(make_tool("deploy", Gate()))
     async with client_for(stub, style, wait_for=wait_for) as client:
         with pytest.raises(RuntimeError, match="the host went away"):
-            await drive(client, mode, toolkit, log)
+            await run_deploy(client, mode, toolkit, log)
     assert "done" not in kinds(log)
     assert len(stub.requests) == 1
 
 
-# --- A100 + A101: several suspensions in one turn ------------------------------------------
+# --- several suspensions in one turn --------------------------------------------------------------
 
 
 def racing_gates() -> tuple[Gate, Gate]:
@@ -342,7 +239,7 @@ async def test_halt_is_on_the_first_suspension_in_call_order(
         make_tool("first", first), make_tool("second", second), make_tool("note", note)
     )
     async with client_for(stub, style) as client:
-        halted, log = await drive(client, mode, toolkit)
+        halted, log = await run_deploy(client, mode, toolkit)
         assert halted.pending is not None
         assert halted.pending.id == first.requests[0].id
         assert halted.pending.data == {"env": "prod", "toolCallId": "a"}
@@ -394,7 +291,7 @@ async def test_wait_for_resolves_every_suspension_in_call_order(
     )
     toolkit = await toolkit_of(make_tool("first", first), make_tool("second", second))
     async with client_for(stub, style, wait_for=host) as client:
-        result, _ = await drive(client, mode, toolkit, log)
+        result, _ = await run_deploy(client, mode, toolkit, log)
     assert [r.id for r in host.requests] == [first.requests[0].id, second.requests[0].id]
     assert kinds(log) == [
         "usage",
@@ -416,183 +313,3 @@ async def test_wait_for_resolves_every_suspension_in_call_order(
     assert results_in(stub.requests[1].json["messages"], style) == expected
     assert [(c.id, c.output) for c in result.tool_calls] == expected
     assert (first.runs, second.runs) == (2, 2)
-
-
-# --- A102: not a tool error ----------------------------------------------------------------
-
-
-class AfterToolSpy:
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []
-
-    def __call__(self, info: dict[str, Any]) -> None:
-        self.seen.append((info["id"], info["result"].output))
-
-
-def tool_metrics(metrics: list[dict[str, Any]]) -> list[tuple[str, bool, bool]]:
-    return [
-        (m["tool"], m["is_error"], m.get("pending", False)) for m in metrics if m["event"] == "tool"
-    ]
-
-
-async def test_resolved_suspension_metrics_and_after_tool(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    metrics: list[dict[str, Any]] = []
-    after = AfterToolSpy()
-    stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")), reply.text("ok"))
-    client = client_for(
-        stub,
-        style,
-        wait_for=Host([], approve({"ok": 1})),
-        on_metric=metrics.append,
-        hooks=Hooks(after_tool=after),
-    )
-    async with client:
-        await drive(client, mode, await toolkit_of(make_tool("deploy", Gate())))
-    assert tool_metrics(metrics) == [("deploy", False, True), ("deploy", False, False)]
-    assert after.seen == [("c1", 'approved: {"ok": 1}')]
-
-
-async def test_halted_suspension_metric_is_pending_and_skips_after_tool(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    metrics: list[dict[str, Any]] = []
-    after = AfterToolSpy()
-    stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")))
-    client = client_for(stub, style, on_metric=metrics.append, hooks=Hooks(after_tool=after))
-    async with client:
-        result, _ = await drive(client, mode, await toolkit_of(make_tool("deploy", Gate())))
-    assert result.status == "pending"
-    assert tool_metrics(metrics) == [("deploy", False, True)]
-    assert after.seen == []
-    runs = [m for m in metrics if m["event"] == "run"]
-    assert [r["status"] for r in runs] == ["pending"]
-
-
-class ApprovalGate:
-    """A ``before_tool`` hook that suspends every ``deploy`` call until a human approves."""
-
-    def __init__(self) -> None:
-        self.requests: list[Request] = []
-
-    def __call__(self, info: dict[str, Any]) -> dict[str, Any] | None:
-        if info["name"] != "deploy":
-            return None
-        request = Request.new("approval", f"Run deploy with {json.dumps(info['args'])}?")
-        self.requests.append(request)
-        return {"result": pending(request)}
-
-
-async def test_before_tool_suspension_with_wait_for_runs_the_tool_after_approval(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    metrics: list[dict[str, Any]] = []
-    after = AfterToolSpy()
-    deploy = Gate()  # answers "approved: ..." when run with an answer
-    gate = ApprovalGate()
-    stub.enqueue(reply.tool_calls(reply.call("deploy", {"env": "prod"}, id="c1")), reply.text("ok"))
-    client = client_for(
-        stub,
-        style,
-        wait_for=Host([], approve({"by": "ops"})),
-        on_metric=metrics.append,
-        hooks=Hooks(before_tool=gate, after_tool=after),
-    )
-    async with client:
-        result, log = await drive(client, mode, await toolkit_of(make_tool("deploy", deploy)))
-    assert deploy.runs == 1, "the tool runs once, after the approval"
-    assert deploy.contexts[0] is not None
-    assert deploy.contexts[0].answer == Answer(gate.requests[0].id, ok=True, data={"by": "ops"})
-    assert [e.request.prompt for e in log if isinstance(e, PendingEvent)] == [
-        'Run deploy with {"env": "prod"}?'
-    ]
-    assert tool_metrics(metrics) == [("deploy", False, True), ("deploy", False, False)]
-    assert after.seen == [("c1", 'approved: {"by": "ops"}')]
-    assert result.tool_calls[0].output == 'approved: {"by": "ops"}'
-
-
-async def test_before_tool_suspension_without_wait_for_halts_and_resume_runs_the_tool(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    metrics: list[dict[str, Any]] = []
-    after = AfterToolSpy()
-    deploy = Gate()
-    gate = ApprovalGate()
-    stub.enqueue(reply.tool_calls(reply.call("deploy", {"env": "prod"}, id="c1")), reply.text("ok"))
-    client = client_for(
-        stub, style, on_metric=metrics.append, hooks=Hooks(before_tool=gate, after_tool=after)
-    )
-    toolkit = await toolkit_of(make_tool("deploy", deploy))
-    async with client:
-        halted, _ = await drive(client, mode, toolkit)
-        assert halted.status == "pending"
-        assert deploy.runs == 0
-        assert tool_metrics(metrics) == [("deploy", False, True)]
-        assert after.seen == []
-        assert halted.pending is not None
-        answer = Answer(halted.pending.id, ok=True, data={"by": "ops"})
-        result = await client.run_with_answer(
-            halted.pending, answer, toolkit, history=halted.messages
-        )
-    assert result.status == "done"
-    assert deploy.runs == 1
-    assert deploy.contexts[0] is not None
-    assert deploy.contexts[0].answer == answer
-    assert after.seen == [("c1", 'approved: {"by": "ops"}')]
-    assert len(gate.requests) == 1, "before_tool is not consulted again on the resume"
-    assert tool_metrics(metrics)[1:] == [("deploy", False, False)]
-
-
-async def test_event_order_within_a_turn_with_a_pending_call(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    log: list[object] = []
-    stub.enqueue(
-        reply.tool_calls(reply.call("note", id="a"), reply.call("deploy", id="b")),
-        reply.text("ok"),
-    )
-    toolkit = await toolkit_of(make_tool("note", Counter()), make_tool("deploy", Gate()))
-    async with client_for(stub, style, wait_for=Host(log, approve())) as client:
-        await drive(client, mode, toolkit, log)
-    assert [type(e) for e in log if not isinstance(e, tuple)] == [
-        UsageEvent,
-        ToolCallEvent,
-        ToolCallEvent,
-        ToolResultEvent,
-        PendingEvent,
-        ToolResultEvent,
-        UsageEvent,
-        DoneEvent,
-    ]
-    assert [e.id for e in log if isinstance(e, ToolResultEvent)] == ["a", "b"]
-
-
-# --- A104: the `question` built-in ---------------------------------------------------------
-
-
-@pytest.mark.skip(reason="A104 needs the built-in `question` tool, which does not exist yet")
-async def test_question_builtin_renders_its_prompt_and_returns_the_answer_as_json(
-    stub: StubLLMServer, style: str, mode: str
-) -> None:
-    questions = [
-        {"question": "Which env?", "header": "Env", "options": ["dev", "prod"]},
-        {"question": "Why?"},
-    ]
-    log: list[object] = []
-    host = Host(log, lambda r: Answer(r.id, ok=True, data={"answers": ["dev", "test"]}))
-    stub.enqueue(
-        reply.tool_calls(reply.call("question", {"questions": questions}, id="q1")),
-        reply.text("thanks"),
-    )
-    toolkit = await create_toolkit(builtins=True)
-    assert "question" in toolkit
-    async with client_for(stub, style, wait_for=host) as client:
-        result, _ = await drive(client, mode, toolkit, log)
-    assert [r.prompt for r in host.requests] == ["Which env? (options: dev, prod)\nWhy?"]
-    assert host.requests[0].kind == "question"
-    assert host.requests[0].data == {"questions": questions}
-    assert results_in(stub.requests[1].json["messages"], style) == [
-        ("q1", '{"answers":["dev","test"]}')
-    ]
-    assert result.status == "done"

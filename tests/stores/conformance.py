@@ -63,7 +63,7 @@ async def _close(store: object) -> None:
 
 
 class StoreConformance:
-    """Behaviour shared by every store (SPEC §5.1; A105). Needs a ``make_store`` fixture."""
+    """Behaviour shared by every store. Needs a ``make_store`` fixture."""
 
     @pytest.fixture
     async def store(self, make_store: StoreFactory) -> AsyncIterator[Any]:
@@ -167,7 +167,7 @@ class StoreConformance:
 
 
 class DurableStoreConformance(StoreConformance):
-    """Adds what a store whose data outlives the instance must do (A106's first half)."""
+    """Adds what a store whose data outlives the instance must do."""
 
     async def test_a_new_instance_reads_back_identically(
         self, store: Any, make_store: StoreFactory

@@ -1,4 +1,4 @@
-"""The in-memory store (SPEC §5.1): the conformance suite plus its own few properties."""
+"""The in-memory store: the conformance suite plus its own few properties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The SQLite store (SPEC §5.2): the conformance suite, the file format, and concurrency."""
+"""The SQLite store: the conformance suite, the file format, and concurrency."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ async def test_get_on_a_new_file_creates_the_schema_and_reads_none(tmp_path: Pat
     assert _query(path, "SELECT count(*) FROM conversations") == [(0,)]
 
 
-async def test_conversations_table_has_the_specified_columns(tmp_path: Path) -> None:
+async def test_conversations_table_has_id_messages_and_updated_at_columns(tmp_path: Path) -> None:
     path = tmp_path / "c.db"
     await SqliteConversationStore(path).save("c1", TRANSCRIPT)
     columns = _query(path, "PRAGMA table_info(conversations)")

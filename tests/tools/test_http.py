@@ -1,4 +1,4 @@
-"""HTTP tools (SPEC §1.3; A8-A12) against a real local aiohttp server."""
+"""HTTP tools against a real local aiohttp server."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ async def test_http_tool_is_a_tool_with_source_http(server: StubServer) -> None:
     assert made.input_schema == ANY_OBJECT
 
 
-# A8 ------------------------------------------------------------------------------------------
+# GET: path placeholders and query -----------------------------------------------------------------
 
 
 async def test_get_percent_encodes_placeholders_and_sends_other_args_as_query(
@@ -150,7 +150,7 @@ async def test_head_sends_every_arg_as_query(server: StubServer) -> None:
     assert (server.last.method, server.last.raw_path) == ("HEAD", "/h?a=1")
 
 
-# A9 ------------------------------------------------------------------------------------------
+# POST: query and JSON body ------------------------------------------------------------------------
 
 
 async def test_post_sends_named_query_args_in_url_and_the_rest_as_json(
@@ -199,7 +199,7 @@ async def test_arguments_dict_is_not_modified(server: StubServer) -> None:
     assert args == {"id": "7", "title": "t"}
 
 
-# A10 -----------------------------------------------------------------------------------------
+# non-2xx replies ----------------------------------------------------------------------------------
 
 
 async def test_non_2xx_is_an_error_result_with_status_and_body(server: StubServer) -> None:
@@ -257,7 +257,7 @@ def test_unknown_body_or_result_mode_is_rejected() -> None:
         http_tool(name="t", description="d", url="http://x", input_schema={}, result_mode="b")  # type: ignore[arg-type]
 
 
-# A11 -----------------------------------------------------------------------------------------
+# headers and secrets ------------------------------------------------------------------------------
 
 TOKEN = "tn-secret-7f3a9c"
 
@@ -321,7 +321,7 @@ async def test_env_is_read_at_call_time(
     assert [s.headers["X-Token"] for s in server.seen] == ["first", "second"]
 
 
-# A12 -----------------------------------------------------------------------------------------
+# timeouts -----------------------------------------------------------------------------------------
 
 
 async def test_a_server_slower_than_the_timeout_gives_an_error_result(
@@ -346,7 +346,7 @@ async def test_the_run_deadline_shortens_the_tool_timeout(server: StubServer) ->
     assert result.is_error is True
 
 
-# Injected clients ----------------------------------------------------------------------------
+# Injected clients ---------------------------------------------------------------------------------
 
 
 async def test_an_injected_aiohttp_session_is_used_and_left_open(server: StubServer) -> None:

@@ -1,4 +1,4 @@
-"""Native tools (SPEC §1.2; A3-A7): schema inference, execution and result mapping.
+"""Native tools: schema inference, execution and result mapping.
 
 This module deliberately has no ``from __future__ import annotations``, so the tools below
 carry real annotation objects; string annotations are covered by compiling a source text with

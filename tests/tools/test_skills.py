@@ -1,4 +1,4 @@
-"""Skills source (SPEC §1.5): discovery, parsing, merging, filtering, the skill tool, the prompt."""
+"""Skills source: discovery, parsing, merging, filtering, the prompt and the providers."""
 
 from __future__ import annotations
 
@@ -11,54 +11,19 @@ from pathlib import Path
 import pytest
 
 import toolnexus
-from toolnexus import ConfigError, ToolResult
 from toolnexus.tools.skills import (
     NO_SKILLS_TEXT,
     SKILL_TOOL_DESCRIPTION,
     SKILLS_PROMPT_PREAMBLE,
     SkillDef,
-    SkillInfo,
     SkillSkip,
     list_skills,
     load_skills,
-    validate_sample_limit,
 )
 
-RELATIVE_NOTE = (
-    "Relative paths in this skill (e.g., scripts/, reference/) are relative to this base directory."
-)
+from .skill_files import names, toolkit, write_file, write_skill
 
-
-def write_skill(
-    directory: Path, name: str | None, description: str | None = None, body: str = "Body.\n"
-) -> Path:
-    """Create ``directory/SKILL.md`` with simple frontmatter and return the file's path."""
-    directory.mkdir(parents=True, exist_ok=True)
-    header = ""
-    if name is not None:
-        header += f"name: {name}\n"
-    if description is not None:
-        header += f"description: {description}\n"
-    path = directory / "SKILL.md"
-    path.write_text(f"---\n{header}---\n{body}", encoding="utf-8")
-    return path
-
-
-def write_file(path: Path, text: str = "x\n") -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def names(skills: list[SkillInfo]) -> list[str]:
-    return [s.name for s in skills]
-
-
-async def toolkit(**options: object) -> toolnexus.Toolkit:
-    return await toolnexus.create_toolkit(builtins=False, **options)  # type: ignore[arg-type]
-
-
-# --- discovery (A15) -------------------------------------------------------------------------
+# --- discovery ------------------------------------------------------------------------------------
 
 
 def test_discovery_finds_nested_symlinked_dir_and_symlinked_file_and_survives_a_loop(
@@ -135,7 +100,7 @@ def test_relative_root_gives_absolute_locations(
     assert info.location == str(tmp_path / "skills" / "rel" / "SKILL.md")
 
 
-# --- parsing (A16) ---------------------------------------------------------------------------
+# --- parsing --------------------------------------------------------------------------------------
 
 
 def test_folded_and_literal_descriptions_are_parsed_and_stripped(tmp_path: Path) -> None:
@@ -205,7 +170,7 @@ def test_malformed_yaml_and_missing_name_skip_the_file_without_raising(tmp_path:
     )
 
 
-# --- merging (A17) and the inventory (A24) ---------------------------------------------------
+# --- merging and the inventory --------------------------------------------------------------------
 
 
 def test_duplicate_names_keep_the_first_in_sorted_order_and_warn(
@@ -279,238 +244,7 @@ async def test_list_skills_ignores_the_filter_that_a_toolkit_applies(tmp_path: P
     assert "**b**" not in tk.skills_prompt()
 
 
-# --- the skill tool (A18, A19, A21, A22) -----------------------------------------------------
-
-
-async def test_directory_skill_output_is_byte_exact(tmp_path: Path) -> None:
-    skill_dir = tmp_path / "skills" / "demo"
-    write_skill(
-        skill_dir, "demo", description="Demo skill", body="\n\nRun the demo.\n\nThen stop.\n\n"
-    )
-    write_file(skill_dir / "scripts" / "hi.sh", "echo hi\n")
-    write_file(skill_dir / "reference" / "notes.md", "notes\n")
-
-    tk = await toolkit(skills_dir=str(tmp_path / "skills"))
-    result = await tk.execute("skill", {"name": "demo"})
-
-    base = skill_dir.as_uri()
-    expected = (
-        '<skill_content name="demo">\n'
-        "# Skill: demo\n"
-        "\n"
-        "Run the demo.\n"
-        "\n"
-        "Then stop.\n"
-        "\n"
-        f"Base directory for this skill: {base}\n"
-        "Relative paths in this skill (e.g., scripts/, reference/) are relative to this base "
-        "directory.\n"
-        "Note: file list is sampled.\n"
-        "\n"
-        "<skill_files>\n"
-        f"<file>{skill_dir}/reference/notes.md</file>\n"
-        f"<file>{skill_dir}/scripts/hi.sh</file>\n"
-        "</skill_files>\n"
-        "</skill_content>"
-    )
-    assert result.output == expected
-    assert result.is_error is False
-    assert result.metadata == {"name": "demo", "dir": str(skill_dir)}
-
-
-async def test_directory_skill_without_files_renders_an_empty_block(tmp_path: Path) -> None:
-    write_skill(tmp_path / "lone", "lone", body="Only me.")
-
-    tk = await toolkit(skills_dir=tmp_path)
-    result = await tk.execute("skill", {"name": "lone"})
-
-    assert result.output.endswith(
-        "Note: file list is sampled.\n\n<skill_files>\n\n</skill_files>\n</skill_content>"
-    )
-
-
-async def test_skill_file_list_follows_walk_rules_and_keeps_symlink_paths(tmp_path: Path) -> None:
-    skill_dir = tmp_path / "skills" / "walk"
-    write_skill(skill_dir, "walk")
-    write_file(skill_dir / "node_modules" / "dep.js")
-    write_file(skill_dir / ".git" / "HEAD")
-    shared = write_file(tmp_path / "shared" / "data.txt")
-    (skill_dir / "linked").symlink_to(shared.parent, target_is_directory=True)
-    (skill_dir / "alias.txt").symlink_to(shared)
-    (skill_dir / "dangling.txt").symlink_to(tmp_path / "missing.txt")
-    (skill_dir / "loop").symlink_to(skill_dir, target_is_directory=True)
-
-    tk = await toolkit(skills_dir=str(tmp_path / "skills"))
-    result = await tk.execute("skill", {"name": "walk"})
-
-    files = [line for line in result.output.splitlines() if line.startswith("<file>")]
-    assert files == [
-        f"<file>{skill_dir}/alias.txt</file>",
-        f"<file>{skill_dir}/linked/data.txt</file>",
-    ]
-
-
-async def test_unknown_skill_names_the_sorted_available_skills(tmp_path: Path) -> None:
-    write_skill(tmp_path / "one", "b")
-    write_skill(tmp_path / "two", "a")
-
-    tk = await toolkit(skills_dir=str(tmp_path))
-    result = await tk.execute("skill", {"name": "zzz"})
-
-    assert result == ToolResult('Skill "zzz" not found. Available skills: a, b', is_error=True)
-
-
-async def test_unknown_skill_with_no_skills_says_none(tmp_path: Path) -> None:
-    tk = await toolkit(skills_dir=str(tmp_path))
-
-    result = await tk.execute("skill", {"name": "zzz"})
-
-    assert result == ToolResult('Skill "zzz" not found. Available skills: none', is_error=True)
-
-
-@pytest.mark.parametrize("args", [{}, {"name": 7}, {"name": None}])
-async def test_skill_tool_rejects_a_missing_or_non_string_name_without_raising(
-    args: dict[str, object],
-) -> None:
-    tk = await toolkit(skills=[SkillDef(name="a", content="A")])
-    tool = tk.get("skill")
-    assert tool is not None
-
-    result = await tool.execute(args, None)
-
-    assert result.is_error is True
-    assert "Available skills: a" in result.output
-
-
-async def test_data_skill_renders_logical_base_and_resources_verbatim() -> None:
-    data = [
-        SkillDef(
-            name="web",
-            content="  Use the API.  ",
-            description="Web things",
-            resources=["docs/api.md", "scripts/run.py"],
-        ),
-        SkillDef(name="custom", content="C", base="mem://custom/", resources=["a.txt"]),
-    ]
-
-    tk = await toolkit(skills=data)
-    web = await tk.execute("skill", {"name": "web"})
-    custom = await tk.execute("skill", {"name": "custom"})
-
-    assert web.output == "\n".join(
-        [
-            '<skill_content name="web">',
-            "# Skill: web",
-            "",
-            "Use the API.",
-            "",
-            "Base directory for this skill: skill://web/",
-            RELATIVE_NOTE,
-            "Note: file list is sampled.",
-            "",
-            "<skill_files>",
-            "<file>docs/api.md</file>",
-            "<file>scripts/run.py</file>",
-            "</skill_files>",
-            "</skill_content>",
-        ]
-    )
-    assert web.metadata == {"name": "web", "dir": "skill://web/"}
-    assert "Base directory for this skill: mem://custom/\n" in custom.output
-    assert custom.metadata == {"name": "custom", "dir": "mem://custom/"}
-
-
-async def test_data_skill_without_resources_omits_the_note_and_the_block() -> None:
-    tk = await toolkit(skills=[SkillDef(name="bare", content="Just text.")])
-
-    result = await tk.execute("skill", {"name": "bare"})
-
-    assert result.output == "\n".join(
-        [
-            '<skill_content name="bare">',
-            "# Skill: bare",
-            "",
-            "Just text.",
-            "",
-            "Base directory for this skill: skill://bare/",
-            RELATIVE_NOTE,
-            "</skill_content>",
-        ]
-    )
-
-
-@pytest.mark.parametrize(("sample_limit", "listed"), [(0, 10), (2, 2), (12, 12), (50, 12)])
-async def test_sample_limit_caps_the_file_list(
-    tmp_path: Path, sample_limit: int, listed: int
-) -> None:
-    skill_dir = tmp_path / "many"
-    write_skill(skill_dir, "many")
-    for i in range(12):
-        write_file(skill_dir / f"f{i:02d}.txt")
-    resources = [f"r{i:02d}" for i in range(12)]
-
-    tk = await toolkit(
-        skills_dir=str(tmp_path),
-        skills=[SkillDef(name="data", content="D", resources=resources)],
-        sample_limit=sample_limit,
-    )
-    on_disk = await tk.execute("skill", {"name": "many"})
-    in_data = await tk.execute("skill", {"name": "data"})
-
-    disk_files = [line for line in on_disk.output.splitlines() if line.startswith("<file>")]
-    assert disk_files == [f"<file>{skill_dir}/f{i:02d}.txt</file>" for i in range(listed)]
-    data_files = [line for line in in_data.output.splitlines() if line.startswith("<file>")]
-    assert data_files == [f"<file>r{i:02d}</file>" for i in range(listed)]
-
-
-async def test_sample_limit_minus_one_omits_the_file_block_for_every_skill(
-    tmp_path: Path,
-) -> None:
-    write_skill(tmp_path / "disk", "disk", body="Disk body.")
-    write_file(tmp_path / "disk" / "x.txt")
-
-    tk = await toolkit(
-        skills_dir=str(tmp_path),
-        skills=[SkillDef(name="data", content="D", resources=["a"])],
-        sample_limit=-1,
-    )
-    disk = await tk.execute("skill", {"name": "disk"})
-    data = await tk.execute("skill", {"name": "data"})
-
-    base = (tmp_path / "disk").as_uri()
-    assert disk.output == "\n".join(
-        [
-            '<skill_content name="disk">',
-            "# Skill: disk",
-            "",
-            "Disk body.",
-            "",
-            f"Base directory for this skill: {base}",
-            RELATIVE_NOTE,
-            "</skill_content>",
-        ]
-    )
-    assert "<skill_files>" not in data.output
-    assert "Note: file list is sampled." not in data.output
-
-
-@pytest.mark.parametrize("bad", [-2, -10])
-async def test_other_negative_sample_limits_raise_value_error(tmp_path: Path, bad: int) -> None:
-    with pytest.raises(ValueError, match="sample_limit") as info:
-        await toolkit(skills_dir=str(tmp_path), sample_limit=bad)
-    assert isinstance(info.value, ConfigError)
-
-
-def test_validate_sample_limit_accepts_minus_one_zero_and_positive_counts() -> None:
-    for ok in (-1, 0, 1, 25):
-        validate_sample_limit(ok)
-    with pytest.raises(ConfigError, match="sample_limit"):
-        validate_sample_limit(True)
-    with pytest.raises(ConfigError, match="-3"):
-        validate_sample_limit(-3)
-
-
-# --- the prompt (A20) ------------------------------------------------------------------------
+# --- the prompt -----------------------------------------------------------------------------------
 
 
 async def test_skills_prompt_lists_described_skills_sorted_by_name(tmp_path: Path) -> None:
@@ -554,7 +288,7 @@ async def test_skill_tool_exists_when_configured_even_without_skills(tmp_path: P
     assert tk.skills_prompt() == NO_SKILLS_TEXT
 
 
-# --- filter and disable_skills (A23) ---------------------------------------------------------
+# --- filter and disable_skills --------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -622,7 +356,7 @@ async def test_filter_applies_after_duplicates_are_resolved(tmp_path: Path) -> N
     assert await served(tk, "dup") is False
 
 
-# --- providers and merge order ---------------------------------------------------------------
+# --- providers and merge order --------------------------------------------------------------------
 
 
 async def test_sync_and_async_providers_contribute_after_dirs_and_data(tmp_path: Path) -> None:

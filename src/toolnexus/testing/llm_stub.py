@@ -16,6 +16,9 @@ Answers the server makes up itself (all JSON ``{"error": "StubLLMServer: ..."}``
 any request): 404 for a path that ends neither in ``/chat/completions`` nor in ``/messages``
 (no reply is consumed); 500 when no reply is scripted, when the handler raises or returns
 something other than a ``Reply``, or when rendering fails; 503 while the server is stopping.
+
+``assert_consumed()`` at the end of a test checks the script was played exactly: every scripted
+reply was taken and no request found the script empty.
 """
 
 from __future__ import annotations
@@ -107,6 +110,7 @@ class StubLLMServer:
         self._in_flight = 0
         self._max_in_flight = 0
         self._disconnects = 0
+        self._unscripted: list[int] = []
         self._generation = 0
         self._waiters: list[_Waiter] = []
         self._thread: threading.Thread | None = None
@@ -209,11 +213,30 @@ class StubLLMServer:
         with self._lock:
             return self._disconnects
 
+    def assert_consumed(self) -> None:
+        """Raise ``AssertionError`` unless the script was played exactly.
+
+        Fails when scripted replies are left over (the code under test made fewer requests than
+        the test expected) or when a request found no reply scripted (it made more).
+        """
+        with self._lock:
+            left, unscripted = list(self._queue), list(self._unscripted)
+        problems = []
+        if left:
+            kinds = ", ".join(type(r.content).__name__.strip("_").lower() for r in left)
+            problems.append(f"{len(left)} scripted replies left ({kinds})")
+        if unscripted:
+            numbers = ", ".join(f"#{i}" for i in unscripted)
+            problems.append(f"request {numbers} found no reply scripted")
+        if problems:
+            raise AssertionError("StubLLMServer: " + "; ".join(problems))
+
     def reset(self) -> None:
         """Forget recorded requests, scripted replies and counters (``handler`` is kept)."""
         with self._lock:
             self._requests.clear()
             self._queue.clear()
+            self._unscripted.clear()
             self._disconnects = 0
             self._max_in_flight = self._in_flight
             self._generation += 1
@@ -431,6 +454,7 @@ class StubLLMServer:
             with self._lock:
                 if self._queue:
                     return self._queue.popleft()
+                self._unscripted.append(record.index)
             return f"no reply scripted for request #{record.index}"
         try:
             result = handler(record)

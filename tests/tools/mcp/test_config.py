@@ -1,4 +1,4 @@
-"""Parsing ``mcp.json``: wrappers, reserved keys, entry keys and configuration errors (A25)."""
+"""Parsing ``mcp.json``: wrappers, reserved keys, entry keys and configuration errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Naming, schema fill-in, the per-server filter and result mapping (parts of A27, A31, A33)."""
+"""Naming, schema fill-in, the per-server filter and result mapping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``list_mcp_tools`` (A35), the elicitation bridge (A36) and lazy SDK loading."""
+"""``list_mcp_tools``, the elicitation bridge and lazy SDK loading."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cancellation during load, closing mid-call, and reconnecting after a lost session (A37)."""
+"""Cancellation during load, closing mid-call, and reconnecting after a lost session."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Remote servers: streamable HTTP, the SSE fallback, header secrets, lost sessions (A28)."""
+"""Remote servers: streamable HTTP, the SSE fallback, header secrets, lost sessions."""
 
 from __future__ import annotations
 

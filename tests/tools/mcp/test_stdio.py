@@ -1,4 +1,4 @@
-"""Stdio MCP servers through ``McpSource`` and ``create_toolkit`` (A26, A27, A29 to A34)."""
+"""Stdio MCP servers through ``McpSource`` and ``create_toolkit``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""MCP tools inside a toolkit: order, collisions, ``disable_tools`` and the ``builtins`` key
-(the MCP parts of A46, A48 and A50)."""
+"""MCP tools inside a toolkit: order, collisions, ``disable_tools`` and the ``builtins`` key."""
 
 from __future__ import annotations
 
