@@ -38,7 +38,8 @@ from toolnexus.engine.interceptors import CallModel, ExecuteTool
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
-from .support import ASYNC_MODES, Counter, client_for, drive, make_tool, toolkit_of
+from ..running import ASYNC_MODES, drive
+from .support import Counter, client_for, make_tool, toolkit_of
 
 CURRENT: contextvars.ContextVar[str] = contextvars.ContextVar("current", default="")
 
