@@ -12,7 +12,7 @@ import pytest
 from toolnexus import ConfigError, LLMError, Toolkit, tool
 from toolnexus.testing import StubLLMServer, reply
 
-from .conftest import MakeClient, drive_in_mode
+from .running import MakeClient, drive
 
 LIMIT = 10.0
 SHAPING_MODES = ("run", "stream")
@@ -34,7 +34,7 @@ async def test_request_params_are_merged_into_every_request_and_win(
 ) -> None:
     tool_then_text(stub)
     client = make_client(style, request_params={"temperature": 0, "max_tokens": 8192})
-    result, _ = await drive_in_mode(mode, client, "go", Toolkit([echo]))
+    result, _ = await drive(client, mode, Toolkit([echo]), prompt="go")
     assert result.text == "done"
     bodies = [r.json for r in stub.requests]
     assert len(bodies) == 2
@@ -63,7 +63,7 @@ async def test_reserved_keys_never_reach_the_wire(
 ) -> None:
     stub.enqueue(reply.text("ok"))
     client = make_client(style, request_params={"messages": [], "tools": [], "seed": 3})
-    await drive_in_mode(mode, client, "hello")
+    await drive(client, mode, prompt="hello")
     body = stub.requests[0].json
     assert body["seed"] == 3
     assert body["messages"][-1]["content"] == "hello"
@@ -82,7 +82,7 @@ async def test_body_transform_sees_the_merged_body_and_its_return_is_sent(
         return {**body, "model": "rewritten", "metadata": {"user": "u1"}}
 
     client = make_client(style, request_params={"temperature": 0.5}, body_transform=transform)
-    await drive_in_mode(mode, client, "hello")
+    await drive(client, mode, prompt="hello")
     assert seen[0]["temperature"] == 0.5
     assert seen[0]["model"] == "test-model"
     sent = stub.requests[0].json
