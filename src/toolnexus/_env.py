@@ -6,16 +6,36 @@ import os
 import re
 from collections.abc import Mapping
 
-__all__ = ["expand_env", "expand_headers"]
+from ._redact import add_secret
+
+__all__ = ["expand_env", "expand_headers", "unsendable"]
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
 def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
-    """Replace each ``${NAME}`` with the variable's value; an unset variable becomes ``""``."""
+    """Replace each ``${NAME}`` with the variable's value; an unset variable becomes ``""``.
+
+    Every substituted value, and the expanded text as a whole, is registered as a secret, so
+    it is masked wherever the library reports text (see ``toolnexus._redact``).
+    """
     env = os.environ if environ is None else environ
-    return _VAR.sub(lambda m: env.get(m.group(1), ""), value)
+
+    def substitute(match: re.Match[str]) -> str:
+        found = env.get(match.group(1), "")
+        add_secret(found)
+        return found
+
+    expanded, count = _VAR.subn(substitute, value)
+    if count:
+        add_secret(expanded)
+    return expanded
 
 
 def expand_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     return {name: expand_env(str(value)) for name, value in (headers or {}).items()}
+
+
+def unsendable(text: str) -> bool:
+    """Whether ``text`` has a character no HTTP header may carry (a line break, NUL, DEL...)."""
+    return any((ord(ch) < 32 and ch != "\t") or ord(ch) == 127 for ch in text)

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ._callbacks import call_quietly
+from ._env import unsendable
+from ._redact import add_secret
 from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
@@ -75,8 +77,9 @@ def create_client(
     _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
     _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
     transport = transport_for(http_client)
+    _check(api_key is None or isinstance(api_key, str), "api_key must be a string")
     keys = _ApiKey(api_key, _key_variables(style, base_url))
-    extra_headers = dict(headers or {})
+    extra_headers = _checked_headers(headers)
     policy = RetryPolicy(retries, float(retry_base_ms), on_error)
     engine = Engine(
         dialect=dialect,
@@ -87,7 +90,7 @@ def create_client(
         hooks=Hooks.coerce(hooks),
         metrics=Metrics(on_metric),
         store=store if store is not None else InMemoryConversationStore(),
-        headers=lambda: _merge_headers(dialect.headers(keys.resolve()), extra_headers),
+        headers=lambda: _request_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
         request_params=_clean_params(request_params),
         body_transform=body_transform,
@@ -457,14 +460,56 @@ class _ApiKey:
 
     def resolve(self) -> str:
         if self._explicit:
-            return self._explicit
+            return _checked_key(self._explicit, "api_key")
         for name in self._names:
             value = os.environ.get(name)
             if value:
-                return value
+                return _checked_key(value, f"the API key in ${name}")
         raise ConfigError(
             f"no API key: pass api_key= or set {' or '.join(self._names)} in the environment"
         )
+
+
+def _checked_key(key: str, where: str) -> str:
+    """``key``, registered as a secret; a control character in it is a ``ConfigError``."""
+    add_secret(key)
+    if unsendable(key):
+        raise ConfigError(
+            f"{where} contains a line break or another control character "
+            "(a trailing newline copied with it?); it cannot be sent in a header"
+        )
+    return key
+
+
+_PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "user-agent"})
+
+
+def _checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """The caller's extra headers, checked: string names and values without line breaks."""
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ConfigError(f"headers: names and values must be strings (header {name!r})")
+        if name.lower() not in _PUBLIC_HEADERS:
+            add_secret(value)
+            add_secret(value.rpartition(" ")[2])
+        if unsendable(name) or unsendable(value):
+            raise ConfigError(
+                f"headers: the value of {name!r} contains a line break or another control "
+                "character; it cannot be sent in a header"
+            )
+        out[name] = value
+    return out
+
+
+def _request_headers(own: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """The headers of one run's requests; every credential in them is a registered secret."""
+    headers = _merge_headers(own, extra)
+    for name, value in headers.items():
+        if name.lower() not in _PUBLIC_HEADERS:
+            add_secret(value)
+            add_secret(value.rpartition(" ")[2])
+    return headers
 
 
 def _merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:

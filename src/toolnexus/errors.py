@@ -12,6 +12,8 @@ a run is one of these::
 
 from __future__ import annotations
 
+from ._redact import redact
+
 __all__ = ["ConfigError", "LLMError", "RunCancelled", "RunTimeout", "ToolnexusError"]
 
 
@@ -24,13 +26,14 @@ class LLMError(ToolnexusError):
 
     ``status`` is the HTTP status when the provider answered (``None`` for network failures,
     stream ``error`` events and in-process generators, whose cause is chained). ``body`` is the
-    response text when there was one.
+    response text when there was one. Both are redacted: API keys and expanded header values
+    the provider echoed back appear as ``***``.
     """
 
     def __init__(self, message: str, *, status: int | None = None, body: str | None = None):
-        super().__init__(message)
+        super().__init__(redact(message))
         self.status = status
-        self.body = body
+        self.body = redact(body) if body is not None else None
 
 
 class RunCancelled(ToolnexusError):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._callbacks import call_quietly
+from ._redact import redact_value
 from .types import JSONObject, ToolSource
 
 __all__ = ["MetricSink", "Metrics"]
@@ -85,4 +86,4 @@ class Metrics:
         await self._emit(event)
 
     async def _emit(self, event: JSONObject) -> None:
-        await call_quietly(self._sink, event, what="on_metric")
+        await call_quietly(self._sink, redact_value(event), what="on_metric")

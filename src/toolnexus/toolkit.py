@@ -10,8 +10,9 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import schemas
+from ._redact import redact, redact_value, secret_in
 from .cancel import CancelToken
-from .errors import RunCancelled
+from .errors import ConfigError, RunCancelled
 from .tools.builtin import builtin_tools, select_builtins
 from .types import JSONObject, Tool, ToolContext, ToolResult
 
@@ -22,9 +23,18 @@ if TYPE_CHECKING:
     from .tools.mcp.source import McpSource
     from .tools.skills import SkillDef, SkillSource
 
-__all__ = ["Toolkit", "assemble_tools", "create_toolkit"]
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_CHARS",
+    "Toolkit",
+    "assemble_tools",
+    "bounded_result",
+    "create_toolkit",
+]
 
 logger = logging.getLogger("toolnexus")
+
+DEFAULT_MAX_OUTPUT_CHARS = 1_000_000
+"""Longest tool output handed to the model; longer ones are cut (see ``bounded_result``)."""
 
 SkillProvider = Callable[[], Any]
 """A callable returning ``list[SkillDef]`` (or an awaitable of it)."""
@@ -44,7 +54,9 @@ class Toolkit:
         skills: SkillSource | None = None,
         mcp: McpSource | None = None,
         config: McpConfig | None = None,
+        max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     ) -> None:
+        self._max_output_chars = _checked_max_output(max_output_chars)
         self._tools: dict[str, Tool] = {}
         self.register(*tools)
         self._skills = skills
@@ -60,6 +72,11 @@ class Toolkit:
     def tools(self) -> list[Tool]:
         """Every tool, in the order the model sees them."""
         return list(self._tools.values())
+
+    @property
+    def max_output_chars(self) -> int:
+        """Longest output a tool call hands back; longer ones are cut (``truncated``)."""
+        return self._max_output_chars
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
@@ -82,14 +99,18 @@ class Toolkit:
     async def execute(
         self, name: str, args: JSONObject | None = None, ctx: ToolContext | None = None
     ) -> ToolResult:
-        """Run one tool. Failures come back as error results; cancellation propagates."""
+        """Run one tool. Failures come back as error results; cancellation propagates.
+
+        The output is redacted (secrets become ``***``) and cut to ``max_output_chars``.
+        """
         found = self._tools.get(name)
         if found is None:
             return ToolResult(f"Unknown tool: {name}", is_error=True)
         try:
-            return await found.execute(args if args is not None else {}, ctx)
+            result = await found.execute(args if args is not None else {}, ctx)
         except Exception as exc:
-            return ToolResult(str(exc) or type(exc).__name__, is_error=True)
+            result = ToolResult(str(exc) or type(exc).__name__, is_error=True)
+        return bounded_result(result, self._max_output_chars)
 
     def skills_prompt(self) -> str:
         """The system-prompt section listing the skills, or ``""`` without a skill source."""
@@ -177,6 +198,7 @@ async def create_toolkit(
     skill_filter: Mapping[str, bool] | None = None,
     sample_limit: int = 0,
     cancel: CancelToken | None = None,
+    max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
 ) -> Toolkit:
     """Load every configured tool source and merge them.
 
@@ -185,11 +207,13 @@ async def create_toolkit(
     tools by final name; for any other clash the first tool wins (with a warning).
     ``builtins`` left as ``None`` means on, unless the MCP config has a top-level ``builtins``.
     A failing MCP server never makes this raise: see ``tk.mcp_status()``. ``cancel`` aborts
-    the load with ``RunCancelled`` after closing whatever was connected.
+    the load with ``RunCancelled`` after closing whatever was connected. A tool output longer
+    than ``max_output_chars`` is cut, says ``truncated`` and has ``metadata["truncated"]``.
     """
     from .tools.skills import load_skills, validate_sample_limit
 
     validate_sample_limit(sample_limit)
+    _checked_max_output(max_output_chars)
     if cancel is not None and cancel.cancelled:
         raise RunCancelled("toolkit load cancelled")
 
@@ -234,7 +258,39 @@ async def create_toolkit(
         extra=extra_tools or (),
         disable=disable_tools or (),
     )
-    return Toolkit(tools, skills=skill_source, mcp=mcp_source, config=config)
+    return Toolkit(
+        tools,
+        skills=skill_source,
+        mcp=mcp_source,
+        config=config,
+        max_output_chars=max_output_chars,
+    )
+
+
+def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResult:
+    """``result`` with secrets masked and its output cut to ``max_chars`` characters.
+
+    A cut output keeps its head and ends with a line saying how much was ``truncated``;
+    ``metadata["truncated"]`` is then ``True``. Without ``max_chars`` nothing is cut.
+    """
+    output = result.output if isinstance(result.output, str) else str(result.output)
+    metadata = result.metadata
+    if max_chars is not None and len(output) > max_chars:
+        dropped = len(output) - max_chars
+        output = output[:max_chars] + f"\n[output truncated: {dropped} more characters]"
+        metadata = {**(metadata or {}), "truncated": True}
+    if secret_in(output) or (metadata and secret_in(repr(metadata))):
+        output = redact(output)
+        metadata = redact_value(metadata)
+    if output is result.output and metadata is result.metadata:
+        return result
+    return ToolResult(output, result.is_error, metadata)
+
+
+def _checked_max_output(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigError(f"max_output_chars must be a positive integer, not {value!r}")
+    return value
 
 
 async def _gather_or_close(

@@ -80,10 +80,7 @@ class LLMCaller:
     async def call(self, body: JSONObject, headers: Mapping[str, str], *, turn: int) -> Turn:
         """Send ``body`` (JSON mode) and parse the reply, retrying per the policy."""
         status, text, data = await self._post(body, headers)
-        try:
-            return self._turn(status, text, data, turn)
-        except LLMError as exc:
-            raise _redacted(exc, headers) from None
+        return self._turn(status, text, data, turn)
 
     async def call_raw(self, body: JSONObject, headers: Mapping[str, str]) -> JSONObject:
         """Send ``body`` and return the reply's JSON object, retrying per the policy."""
@@ -107,11 +104,8 @@ class LLMCaller:
             else:
                 if 200 <= resp.status < 300:
                     text = resp.text()
-                    try:
-                        return resp.status, text, self._json_object(resp.status, text)
-                    except LLMError as exc:
-                        raise _redacted(exc, headers) from None
-                text = _redact(resp.text(), headers)
+                    return resp.status, text, self._json_object(resp.status, text)
+                text = resp.text()
                 failure = self._failure(resp.status, text, resp.headers)
                 delay = await self.policy.delay(
                     attempt,
@@ -140,16 +134,13 @@ class LLMCaller:
                     "POST", self.url, headers=headers, body=payload, read_timeout=ATTEMPT_TIMEOUT
                 ) as resp:
                     if not 200 <= resp.status < 300:
-                        text = _redact((await resp.read()).decode("utf-8", "replace"), headers)
+                        text = (await resp.read()).decode("utf-8", "replace")
                         raise self._failure(resp.status, text, resp.headers)
                     if resp.headers.get("Content-Type", "").startswith("application/json"):
                         # A provider that ignored "stream": answer from the JSON body.
                         text = (await resp.read()).decode("utf-8", "replace")
-                        try:
-                            data = self._json_object(resp.status, text)
-                            reply = self._turn(resp.status, text, data, turn)
-                        except LLMError as exc:
-                            raise _redacted(exc, headers) from None
+                        data = self._json_object(resp.status, text)
+                        reply = self._turn(resp.status, text, data, turn)
                         if reply.text:
                             yield reply.text
                         yield reply
@@ -226,26 +217,6 @@ class LLMCaller:
         snippet = text[:_SNIPPET] + ("…" if len(text) > _SNIPPET else "")
         error = LLMError(f"HTTP {status} from {self.url}: {snippet}", status=status, body=text)
         return _Failure(error, headers.get("Retry-After"))
-
-
-_PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "user-agent"})
-
-
-def _redact(text: str, headers: Mapping[str, str]) -> str:
-    """Providers sometimes echo credentials in an error body; never pass them on."""
-    for name, value in headers.items():
-        if name.lower() in _PUBLIC_HEADERS:
-            continue
-        for secret in {value, value.rpartition(" ")[2]}:
-            if len(secret) >= 8 and secret in text:
-                text = text.replace(secret, "[redacted]")
-    return text
-
-
-def _redacted(error: LLMError, headers: Mapping[str, str]) -> LLMError:
-    """``error`` with any credential from ``headers`` removed from its message and body."""
-    body = _redact(error.body, headers) if error.body is not None else None
-    return LLMError(_redact(str(error), headers), status=error.status, body=body)
 
 
 def _encode(body: JSONObject) -> bytes:

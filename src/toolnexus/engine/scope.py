@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
+from .._redact import redact_exception
 from ..cancel import CancelToken
 from ..errors import RunCancelled, RunTimeout, ToolnexusError
 
@@ -115,7 +116,10 @@ async def guarded(
     scope: RunScope,
     on_error: Callable[[BaseException], Awaitable[None]],
 ) -> AsyncGenerator[T, None]:
-    """Drive ``inner`` under ``scope``; ``on_error`` sees any exception before it propagates."""
+    """Drive ``inner`` under ``scope``; ``on_error`` sees any exception before it propagates.
+
+    Every exception leaving here is redacted first (message, ``body`` and its chain).
+    """
     try:
         scope.start()
         while True:
@@ -132,6 +136,7 @@ async def guarded(
                 scope.leave()
             yield item
     except (Exception, asyncio.CancelledError) as exc:
+        redact_exception(exc)
         await on_error(exc)
         raise
     finally:

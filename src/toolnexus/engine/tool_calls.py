@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ..dialects import ToolUse
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
-from ..toolkit import Toolkit
+from ..toolkit import Toolkit, bounded_result
 from ..types import JSONObject, ToolContext, ToolResult, ToolSource
 from .hooks import Hooks, call_hook
 from .interceptors import Interceptor, RunInfo, ToolExecution, chain
@@ -71,7 +71,7 @@ class ToolRunner:
             name="before_tool",
         )
         if override and isinstance(override.get("result"), ToolResult):
-            result = override["result"]
+            result = bounded_result(override["result"])
             await self._meter(use.name, result, started)
             return Outcome(args, result)
         if override and isinstance(override.get("args"), dict):
@@ -145,7 +145,7 @@ class ToolRunner:
             name="after_tool",
         )
         if override and isinstance(override.get("result"), ToolResult):
-            return override["result"]  # type: ignore[no-any-return]
+            return bounded_result(override["result"])
         return result
 
     async def _meter(self, name: str, result: ToolResult, started: float) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 from urllib.parse import quote, urlencode
 
-from .._env import expand_headers
+from .._env import expand_headers, unsendable
 from .._json import compact_json
 from ..transport.http import HttpResponse, NetworkError, Transport, transport_for
 from ..types import JSONObject, Tool, ToolContext, ToolResult
@@ -65,6 +65,13 @@ def http_tool(
                 {k: _query_value(v) for k, v in params.items()}
             )
         sent_headers = expand_headers(headers)
+        for header, value in sent_headers.items():
+            if unsendable(value):
+                return ToolResult(
+                    f"header {header!r} of {name} contains a line break or another control "
+                    "character (after ${...} expansion); the request was not sent",
+                    is_error=True,
+                )
         data = _encode_body(body, payload, sent_headers) if payload else None
         limit = timeout if ctx is None or ctx.timeout is None else min(timeout, ctx.timeout)
         try:

@@ -18,7 +18,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._env import expand_env
+from ..._env import expand_env, unsendable
+from ..._redact import redact
 from ...suspension import Answer, Request
 from ...types import JSONObject, ToolContext, ToolResult
 from . import transports
@@ -336,7 +337,15 @@ class ServerConnection:
             raise _PhaseTimeout(f"{phase} timed out after {self.config.timeout_ms} ms") from None
 
     def _headers(self) -> dict[str, str]:
-        return {name: expand_env(value) for name, value in self.config.headers.items()}
+        """The expanded headers; one that cannot be sent fails the connection, unsent."""
+        headers = {name: expand_env(value) for name, value in self.config.headers.items()}
+        for name, value in headers.items():
+            if unsendable(value):
+                raise ValueError(
+                    f'header "{name}" contains a line break or another control character '
+                    "(after ${...} expansion); it was not sent"
+                )
+        return headers
 
     def _secrets(self) -> list[str]:
         """Every expanded header value and every variable it used, longest first."""
@@ -363,7 +372,7 @@ class ServerConnection:
         text = str(leaf).strip() or type(leaf).__name__
         for secret in self._secrets():
             text = text.replace(secret, "***")
-        return " ".join(text.split())
+        return redact(" ".join(redact(text).split()))
 
 
 def _leaf(exc: BaseException) -> BaseException:
