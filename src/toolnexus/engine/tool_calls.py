@@ -126,7 +126,7 @@ class ToolRunner:
             self._info, use.name, args, use.id, turn, index, attempt, seq, ctx
         )
         result: ToolResult = await self._chain(execution)
-        return result
+        return bounded_result(result)  # an interceptor may answer without the toolkit
 
     async def _innermost(self, execution: ToolExecution) -> ToolResult:
         return await self._innermost_of(execution.name, execution.args, execution.context)
