@@ -35,7 +35,7 @@ from toolnexus import (
 from toolnexus.stores.sqlite import SqliteConversationStore
 from toolnexus.testing import StubLLMServer, reply
 
-from .engine.support import ASYNC_MODES, drive
+from .running import ASYNC_MODES, drive
 
 API_KEY = "sk-tn-SECRETKEY-4f9a1c77"
 TOOL_TOKEN = "tooltok-SECRET-77b2e1d0"
