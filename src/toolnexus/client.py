@@ -290,15 +290,19 @@ class Client:
         id: str | None = None,
         on_text: Callable[[str], Any] | None = None,
         cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
         """A turn of the conversation ``id`` (stateless without it).
 
         With ``on_text`` the reply streams: ``on_text(delta)`` is called for each text delta.
+        ``on_event`` sees every other event (tool calls and results, usage, done).
         """
         if on_text is None:
-            return await self.run(prompt, toolkit, conversation_id=id, cancel=cancel)
+            return await self.run(
+                prompt, toolkit, conversation_id=id, cancel=cancel, on_event=on_event
+            )
         run = RunInput(prompt, toolkit, None, id, cancel, stream=True)
-        return await self._drain(self._engine.events(run), None, on_text)
+        return await self._drain(self._engine.events(run), on_event, on_text)
 
     def conversation(self, toolkit: Toolkit | None = None) -> Conversation:
         """A transcript held in memory by the returned object (the store is not used)."""

@@ -1,0 +1,57 @@
+"""The ``toolnexus`` command line: ``run``, ``tools`` and ``serve`` (see ``toolnexus --help``).
+
+Exit codes: 0 done, 1 error, 2 usage (bad flags, no base URL or model), 3 incomplete (turn
+limit), 4 pending (a tool needs a human and stdin is not a terminal), 130 interrupted (Ctrl-C).
+The toolkit and every MCP server process it started are closed on every exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from .parser import build_parser
+
+__all__ = ["main"]
+
+EXIT_INTERRUPTED = 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``), run the command, return its exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    _log_warnings_to_stderr()
+    try:
+        return asyncio.run(_dispatch(args))
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+
+
+async def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        from .run import run_command
+
+        return await run_command(args)
+    if args.command == "tools":
+        from .tools import tools_command
+
+        return await tools_command(args)
+    from .serve import serve_command
+
+    return await serve_command(args)
+
+
+def _log_warnings_to_stderr() -> None:
+    logger = logging.getLogger("toolnexus")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("toolnexus: %(levelname)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.WARNING)

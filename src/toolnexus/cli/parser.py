@@ -1,0 +1,105 @@
+"""The ``toolnexus`` argument parser (argparse): ``run``, ``tools`` and ``serve``."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["build_parser"]
+
+DEFAULT_DB = "~/.toolnexus/conversations.db"
+DEFAULT_ADDR = "127.0.0.1:8765"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser; each command's namespace carries ``command`` and its own flags."""
+    from .. import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="toolnexus",
+        description="Run an agent over MCP servers, skills and built-in tools, or serve them.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolnexus {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    shared = _shared_flags()
+    _run_parser(commands, shared)
+    tools = commands.add_parser(
+        "tools",
+        parents=[shared],
+        help="list the tools the model would see (no model needed)",
+        description="List the tools the model would see, with each MCP server's status.",
+    )
+    tools.add_argument("--json", action="store_true", help="print a JSON list instead")
+    _serve_parser(commands, shared)
+    return parser
+
+
+def _shared_flags() -> argparse.ArgumentParser:
+    shared = argparse.ArgumentParser(add_help=False)
+    group = shared.add_argument_group("tool sources")
+    group.add_argument("--config", metavar="PATH", help="MCP config file (mcp.json)")
+    group.add_argument(
+        "--skills",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="folder of SKILL.md skills (repeatable)",
+    )
+    group.add_argument("--no-builtins", action="store_true", help="leave out the built-in tools")
+    return shared
+
+
+def _run_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], shared: argparse.ArgumentParser
+) -> None:
+    run = commands.add_parser(
+        "run",
+        parents=[shared],
+        help="chat with a model that can use the tools (REPL, or --once PROMPT)",
+        description=(
+            "Chat with a model that can use the tools. The answer streams to stdout; tool "
+            "activity goes to stderr. Flags win over environment variables."
+        ),
+    )
+    run.add_argument("--base-url", help="API root of the endpoint (env TOOLNEXUS_BASE_URL)")
+    run.add_argument("--model", help="model name (env TOOLNEXUS_MODEL)")
+    run.add_argument(
+        "--style", help="wire format: openai or anthropic (env TOOLNEXUS_STYLE, default openai)"
+    )
+    run.add_argument("--system", metavar="TEXT", help="system prompt")
+    run.add_argument(
+        "--api-key",
+        help="API key (else OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY)",
+    )
+    run.add_argument(
+        "--max-turns", type=int, metavar="N", help="model calls per prompt (default 10)"
+    )
+    run.add_argument("--once", metavar="PROMPT", help="run one prompt and exit")
+    run.add_argument("--id", metavar="ID", help="conversation id kept in the SQLite store")
+    run.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"SQLite store for --id (env TOOLNEXUS_DB, default {DEFAULT_DB})",
+    )
+
+
+def _serve_parser(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], shared: argparse.ArgumentParser
+) -> None:
+    serve = commands.add_parser(
+        "serve",
+        parents=[shared],
+        help="serve the tools to other programs (--mcp)",
+        description="Serve the tools as an MCP server until SIGINT or SIGTERM.",
+    )
+    serve.add_argument("--mcp", action="store_true", help="serve over MCP (required)")
+    serve.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout")
+    serve.add_argument(
+        "--addr",
+        default=DEFAULT_ADDR,
+        metavar="HOST:PORT",
+        help=f"listen address (default {DEFAULT_ADDR})",
+    )
+    serve.add_argument("--name", help="server name announced to clients (default toolnexus)")
+    serve.add_argument(
+        "--tool", action="append", metavar="NAME", help="expose only this tool (repeatable)"
+    )

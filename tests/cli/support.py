@@ -1,0 +1,78 @@
+"""Driving the installed ``toolnexus`` console script in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from toolnexus.testing import mcp_server_command
+
+TIMEOUT = 90.0
+"""Seconds one command may take (MCP servers start slowly on a busy machine)."""
+
+
+def script() -> str:
+    """The ``toolnexus`` console script installed beside this interpreter."""
+    beside = Path(sys.executable).parent / "toolnexus"
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("toolnexus")
+    assert found is not None, "the toolnexus console script is not installed"
+    return found
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without any TOOLNEXUS_* or provider key variables, plus ``extra``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TOOLNEXUS_")
+        and k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+    }
+    env.update(extra)
+    return env
+
+
+def toolnexus(
+    *args: str, input: str | None = "", env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``toolnexus ARGS`` to completion (stdin piped from ``input``)."""
+    return subprocess.run(
+        [script(), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env if env is not None else clean_env(),
+        cwd=cwd,
+        check=False,
+    )
+
+
+def write_skill(root: Path, name: str, description: str, body: str = "Do it well.") -> Path:
+    """A ``SKILL.md`` folder under ``root``."""
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n\n{body}\n", encoding="utf-8"
+    )
+    return folder
+
+
+def write_mcp_config(path: Path, *flags: str, extra: dict[str, Any] | None = None) -> Path:
+    """An ``mcp.json`` with the bundled fixture server as ``fixture`` (and ``extra`` servers)."""
+    program, *args = mcp_server_command(*flags)
+    servers: dict[str, Any] = {"fixture": {"command": program, "args": args}}
+    servers.update(extra or {})
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+def messages_text(request_json: dict[str, Any]) -> str:
+    """Every message of a recorded request, as one JSON text (for containment checks)."""
+    return json.dumps(request_json.get("messages", []), ensure_ascii=False)

@@ -1,0 +1,99 @@
+"""``toolnexus serve --mcp`` over stdio and HTTP, spoken to with the MCP SDK's clients."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+from pathlib import Path
+
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from ..serve.conftest import http_session, text_of
+from .support import TIMEOUT, clean_env, script, toolnexus, write_skill
+
+
+async def test_serve_stdio_answers_tools_list_and_calls(tmp_path: Path) -> None:
+    write_skill(tmp_path / "skills", "greeting", "Greet people warmly.", "Say hello.")
+    params = StdioServerParameters(
+        command=script(),
+        args=["serve", "--mcp", "--stdio", "--no-builtins", "--skills", str(tmp_path / "skills")],
+        env=clean_env(),
+    )
+    async with asyncio.timeout(TIMEOUT):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            listed = await session.list_tools()
+            loaded = await session.call_tool("skill", {"name": "greeting"})
+    assert init.server_info.name == "toolnexus"
+    assert [t.name for t in listed.tools] == ["skill"]
+    assert "Say hello." in text_of(loaded)
+
+
+async def test_serve_http_prints_the_endpoint_serves_mcp_and_stops_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    write_skill(tmp_path / "skills", "greeting", "Greet people warmly.")
+    proc = subprocess.Popen(
+        [
+            script(), "serve", "--mcp", "--addr", "127.0.0.1:0", "--name", "my-gateway",
+            "--tool", "skill", "--tool", "absent", "--skills", str(tmp_path / "skills"),
+            "--no-builtins",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        line = await asyncio.wait_for(asyncio.to_thread(proc.stderr.readline), TIMEOUT)
+        url = line.strip().rsplit(" ", 1)[-1]
+        assert url.startswith("http://127.0.0.1:")
+        assert url.endswith("/mcp")
+        async with asyncio.timeout(TIMEOUT), http_session(url) as session:
+            listed = await session.list_tools()
+        assert [t.name for t in listed.tools] == ["skill"]
+        proc.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(asyncio.to_thread(proc.wait), TIMEOUT)
+        assert code == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def test_serve_without_mcp_exits_2() -> None:
+    done = toolnexus("serve", "--no-builtins")
+
+    assert done.returncode == 2
+    assert "--mcp" in done.stderr
+
+
+def test_help_version_and_python_dash_m() -> None:
+    import sys
+
+    import toolnexus as tn
+
+    version = toolnexus("--version")
+    helped = toolnexus("run", "--help")
+    as_module = subprocess.run(
+        [sys.executable, "-m", "toolnexus", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    bare = toolnexus()
+
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"toolnexus {tn.__version__}"
+    assert as_module.stdout == version.stdout
+    assert helped.returncode == 0
+    for flag in ("--base-url", "--model", "--style", "--once", "--id", "--db", "--max-turns"):
+        assert flag in helped.stdout
+    assert bare.returncode == 2

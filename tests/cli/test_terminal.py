@@ -1,0 +1,150 @@
+"""``toolnexus run`` in a pseudo-terminal, and interrupted with Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from toolnexus.testing import StubLLMServer, reply
+
+from .support import TIMEOUT, clean_env, messages_text, script, write_mcp_config
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX terminal")
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class Terminal:
+    """A process whose stdin, stdout and stderr are one pseudo-terminal."""
+
+    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+        self._master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        )
+        os.close(slave)
+        self.seen = ""
+
+    def expect(self, needle: str, timeout: float = TIMEOUT) -> str:
+        """Read until ``needle`` shows up in the plain text (escape codes removed)."""
+        deadline = time.monotonic() + timeout
+        while needle not in _ANSI.sub("", self.seen):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(
+                    f"{needle!r} never appeared; the terminal showed {self.seen!r}"
+                )
+            ready, _, _ = select.select([self._master], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self._master, 4096)
+                except OSError:  # the process closed the terminal
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(f"{needle!r} never appeared before the end: {self.seen!r}")
+                self.seen += chunk.decode("utf-8", "replace")
+        return _ANSI.sub("", self.seen)
+
+    def type(self, line: str) -> None:
+        os.write(self._master, line.encode() + b"\n")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=TIMEOUT)
+        os.close(self._master)
+
+
+@pytest.fixture
+def stub() -> Iterator[StubLLMServer]:
+    with StubLLMServer() as server:
+        yield server
+
+
+def test_terminal_repl_shows_a_spinner_colours_and_answers_a_suspension_at_the_prompt(
+    stub: StubLLMServer, tmp_path: Path
+) -> None:
+    config = write_mcp_config(tmp_path / "mcp.json")
+    stub.enqueue(
+        reply.tool_calls(reply.call("fixture_ask", {})).with_delay(1.0),
+        reply.text("Nice to meet you, Maya."),
+    )
+    argv = [script(), "run", "--base-url", stub.url, "--model", "m", "--api-key", "test-key"]
+    term = Terminal([*argv, "--no-builtins", "--config", str(config)], clean_env())
+    try:
+        term.expect("> ")
+        term.type("hello")
+        term.expect("thinking")
+        shown = term.expect("answer (empty to decline): ")
+        assert "pending input: What is your name?" in shown
+        term.type("Maya")
+        term.expect("Nice to meet you, Maya.")
+        term.type("exit")
+        assert term.proc.wait(timeout=TIMEOUT) == 0
+    finally:
+        term.close()
+
+    raw = term.seen
+    assert "\x1b[" in raw  # coloured tool lines
+    plain = _ANSI.sub("", raw)
+    assert "-> fixture_ask {}" in plain
+    assert "<- fixture_ask ok" in plain
+    assert '"answers":["Maya"]' in messages_text(stub.requests[1].json).replace("\\", "")
+
+
+def test_ctrl_c_mid_run_exits_130_and_leaves_no_mcp_server_process(
+    stub: StubLLMServer, tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "server.pid"
+    config = write_mcp_config(tmp_path / "mcp.json", "--pid-file", str(pid_file))
+    stub.enqueue(reply.tool_calls(reply.call("fixture_sleep", {"seconds": 120})))
+    proc = subprocess.Popen(
+        [
+            script(), "run", "--base-url", stub.url, "--model", "m", "--api-key", "test-key",
+            "--no-builtins", "--config", str(config), "--once", "sleep please",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        line = ""
+        deadline = time.monotonic() + TIMEOUT
+        while not line.startswith("-> fixture_sleep"):
+            assert time.monotonic() < deadline, "the tool call never started"
+            line = proc.stderr.readline()
+            assert line, "toolnexus ended before calling the tool"
+        server_pid = int(pid_file.read_text())
+        assert _alive(server_pid)
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=TIMEOUT) == 130
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    assert not _alive(server_pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
