@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
+from .dialects.translate import TranslatedToolCall, TranslateResult
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
@@ -101,6 +102,8 @@ __all__ = [
     "ToolSource",
     "Toolkit",
     "ToolnexusError",
+    "TranslateResult",
+    "TranslatedToolCall",
     "Usage",
     "UsageEvent",
     "__version__",

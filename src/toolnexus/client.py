@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any, TypeVar
@@ -17,6 +17,7 @@ from ._redact import add_secret
 from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
+from .dialects.translate import TranslateResult
 from .engine.hooks import Hooks
 from .engine.in_process import Generate, InProcessCaller
 from .engine.interceptors import Interceptor
@@ -24,6 +25,7 @@ from .engine.llm import LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy
 from .engine.scope import RunScope, guarded
+from .engine.translate import translate as translate_once
 from .errors import ConfigError
 from .events import DoneEvent, Event, TextEvent
 from .metrics import Metrics, MetricSink
@@ -377,6 +379,40 @@ class Client:
         async for answer in guarded(one_call(), scope, no_run_metric):
             return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def translate(
+        self,
+        messages: Sequence[JSONObject],
+        *,
+        tools: Sequence[JSONObject] | None = None,
+        toolkit: Toolkit | None = None,
+        tool_choice: object = None,
+        system: str | None = None,
+        max_tokens: int = 0,
+        cancel: CancelToken | None = None,
+    ) -> TranslateResult:
+        """One provider call for an OpenAI-shaped request, answered in OpenAI terms.
+
+        ``messages``, ``tools`` and ``tool_choice`` are chat-completions shapes whatever this
+        client's style; an Anthropic client converts them (tool calls to ``tool_use`` blocks,
+        consecutive tool messages to one user message of ``tool_result`` blocks, system and
+        developer messages to ``system``). ``toolkit`` tools are declared first and never run.
+        ``system=`` wins over the messages' system text, which wins over ``system_prompt``.
+        The reply's ``arguments`` are compact JSON text and ``finish_reason`` is
+        ``tool_calls``, ``length``, ``content_filter`` or ``stop``. The same endpoint, headers,
+        retries, request shaping, deadline and ``llm`` metric as a run; ``before_llm`` and
+        ``after_llm`` fire once; no tools run and nothing is stored.
+        """
+        return await translate_once(
+            self._engine,
+            messages,
+            tools=tools,
+            toolkit=toolkit,
+            tool_choice=tool_choice,
+            system=system,
+            max_tokens=max_tokens,
+            cancel=cancel,
+        )
 
     async def aclose(self) -> None:
         """Close the client's HTTP session (an injected ``http_client`` stays open)."""

@@ -216,6 +216,10 @@ class Engine:
         body = self.dialect.build_body(
             messages, tools, model=self.model, system=system, stream=stream
         )
+        return await self.shape(body)
+
+    async def shape(self, body: JSONObject) -> JSONObject:
+        """``request_params`` merged in (its keys win), then ``body_transform``'s replacement."""
         if self.request_params:
             body.update(self.request_params)
         if self.body_transform is not None:
