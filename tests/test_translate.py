@@ -11,7 +11,7 @@ from toolnexus.dialects.translate import build_request, read_reply
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import Usage
 
-from .conftest import MakeClient
+from .running import MakeClient
 
 WEATHER = {
     "type": "function",
