@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
+from .compaction import FLUSH_REMINDER, SUMMARY_HEADER, compactor
 from .dialects.translate import TranslatedToolCall, TranslateResult
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
@@ -60,9 +61,11 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 __all__ = [
+    "FLUSH_REMINDER",
     "NO_SKILLS_TEXT",
     "SKILLS_PROMPT_PREAMBLE",
     "SKILL_TOOL_DESCRIPTION",
+    "SUMMARY_HEADER",
     "Answer",
     "CancelToken",
     "Client",
@@ -108,6 +111,7 @@ __all__ = [
     "UsageEvent",
     "__version__",
     "auth_required",
+    "compactor",
     "create_client",
     "create_in_process_client",
     "create_toolkit",
