@@ -41,7 +41,7 @@ class PostgresConversationStore:
         table: str = "toolnexus_conversations",
         min_size: int = 1,
         max_size: int = 10,
-        timeout: float = 5.0,
+        timeout: float = 30.0,
     ) -> None:
         try:
             import psycopg
