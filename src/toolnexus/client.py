@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import aclosing
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import urlsplit
 
 from ._callbacks import call_quietly
-from ._env import unsendable
-from ._redact import add_secret
+from ._credentials import ApiKey, checked_headers, key_variables, request_headers
 from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
@@ -21,7 +18,7 @@ from .dialects.translate import TranslateResult
 from .engine.hooks import Hooks
 from .engine.in_process import Generate, InProcessCaller
 from .engine.interceptors import Interceptor
-from .engine.llm import LLMCaller
+from .engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy
 from .engine.scope import RunScope, guarded
@@ -63,6 +60,7 @@ def create_client(
     request_params: Mapping[str, Any] | None = None,
     body_transform: Callable[[JSONObject], Any] | None = None,
     http_client: object | None = None,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> Client:
     """A client for an OpenAI- or Anthropic-style endpoint.
 
@@ -71,6 +69,8 @@ def create_client(
     ``api_key`` the key comes from the environment (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``
     or ``OPENROUTER_API_KEY`` depending on style and host), resolved when a run starts.
     ``timeout_ms`` bounds a whole run; ``retries`` bounds extra attempts per LLM call.
+    A response body (JSON, or a whole SSE stream) larger than ``max_response_bytes`` (64 MiB
+    by default) raises ``LLMError`` as soon as that much was read.
     """
     try:
         dialect = dialect_for(style)
@@ -78,21 +78,27 @@ def create_client(
         raise ConfigError(str(exc)) from None
     _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
     _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
+    _check(
+        isinstance(max_response_bytes, int)
+        and not isinstance(max_response_bytes, bool)
+        and max_response_bytes > 0,
+        "max_response_bytes must be a positive integer",
+    )
     transport = transport_for(http_client)
     _check(api_key is None or isinstance(api_key, str), "api_key must be a string")
-    keys = _ApiKey(api_key, _key_variables(style, base_url))
-    extra_headers = _checked_headers(headers)
+    keys = ApiKey(api_key, key_variables(style, base_url))
+    extra_headers = checked_headers(headers)
     policy = RetryPolicy(retries, float(retry_base_ms), on_error)
     engine = Engine(
         dialect=dialect,
-        caller=LLMCaller(transport, dialect, dialect.url(base_url), policy),
+        caller=LLMCaller(transport, dialect, dialect.url(base_url), policy, max_response_bytes),
         model=model,
         system_prompt=system_prompt or "",
         max_turns=max_turns,
         hooks=Hooks.coerce(hooks),
         metrics=Metrics(on_metric),
         store=store if store is not None else InMemoryConversationStore(),
-        headers=lambda: _request_headers(dialect.headers(keys.resolve()), extra_headers),
+        headers=lambda: request_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
         request_params=_clean_params(request_params),
         body_transform=body_transform,
@@ -101,7 +107,7 @@ def create_client(
     return Client(engine, transport, base_url=base_url, style=style)
 
 
-_WIRE_ONLY = ("base_url", "style", "api_key", "http_client", "headers")
+_WIRE_ONLY = ("base_url", "style", "api_key", "http_client", "headers", "max_response_bytes")
 
 
 def create_in_process_client(
@@ -489,85 +495,6 @@ class Conversation:
 
     def reset(self) -> None:
         self.messages = []
-
-
-class _ApiKey:
-    """The explicit key, or the first set variable among ``names`` (read at each run)."""
-
-    def __init__(self, explicit: str | None, names: tuple[str, ...]) -> None:
-        self._explicit = explicit
-        self._names = names
-
-    def resolve(self) -> str:
-        if self._explicit:
-            return _checked_key(self._explicit, "api_key")
-        for name in self._names:
-            value = os.environ.get(name)
-            if value:
-                return _checked_key(value, f"the API key in ${name}")
-        raise ConfigError(
-            f"no API key: pass api_key= or set {' or '.join(self._names)} in the environment"
-        )
-
-
-def _checked_key(key: str, where: str) -> str:
-    """``key``, registered as a secret; a control character in it is a ``ConfigError``."""
-    add_secret(key)
-    if unsendable(key):
-        raise ConfigError(
-            f"{where} contains a line break or another control character "
-            "(a trailing newline copied with it?); it cannot be sent in a header"
-        )
-    return key
-
-
-_PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "user-agent"})
-
-
-def _checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    """The caller's extra headers, checked: string names and values without line breaks."""
-    out: dict[str, str] = {}
-    for name, value in (headers or {}).items():
-        if not isinstance(name, str) or not isinstance(value, str):
-            raise ConfigError(f"headers: names and values must be strings (header {name!r})")
-        if name.lower() not in _PUBLIC_HEADERS:
-            add_secret(value)
-            add_secret(value.rpartition(" ")[2])
-        if unsendable(name) or unsendable(value):
-            raise ConfigError(
-                f"headers: the value of {name!r} contains a line break or another control "
-                "character; it cannot be sent in a header"
-            )
-        out[name] = value
-    return out
-
-
-def _request_headers(own: dict[str, str], extra: Mapping[str, str]) -> dict[str, str]:
-    """The headers of one run's requests; every credential in them is a registered secret."""
-    headers = _merge_headers(own, extra)
-    for name, value in headers.items():
-        if name.lower() not in _PUBLIC_HEADERS:
-            add_secret(value)
-            add_secret(value.rpartition(" ")[2])
-    return headers
-
-
-def _merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[str, str]:
-    """The library's headers, overridden by the caller's on a case-insensitive name match."""
-    for name, value in (extra or {}).items():
-        for existing in [k for k in own if k.lower() == name.lower()]:
-            del own[existing]
-        own[name] = value
-    return own
-
-
-def _key_variables(style: str, base_url: str) -> tuple[str, ...]:
-    if style == "anthropic":
-        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
-    host = (urlsplit(base_url).hostname or "").lower()
-    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-        return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
-    return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
 
 
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:

@@ -436,3 +436,12 @@ def test_incomplete_text_is_the_last_assistant_content_when_it_is_a_string(
     message: JSONObject | None, expected: str
 ) -> None:
     assert DIALECT.incomplete_text(message) == expected
+
+
+@pytest.mark.parametrize("pieces", [7, "x", {"index": 0}, None, True])
+def test_tool_call_pieces_that_are_not_a_list_are_ignored(pieces: object) -> None:
+    parser = DIALECT.stream_parser(turn=0)
+    chunk = {"choices": [{"delta": {"content": "hi", "tool_calls": pieces}}]}
+    assert parser.feed(chunk) == ["hi"]
+    turn = parser.finish()
+    assert (turn.text, turn.tool_uses) == ("hi", [])

@@ -200,3 +200,31 @@ def test_malformed_json_flushed_by_close_is_reported_too() -> None:
 def test_json_that_is_not_an_object_raises_sse_error(payload: bytes) -> None:
     with pytest.raises(SSEError, match=r"SSE event 1 is not a JSON object"):
         SSEDecoder().feed(b"data: " + payload + b"\n\n")
+
+
+def test_a_byte_order_mark_split_across_chunks_is_dropped() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"\xef") == []
+    assert decoder.feed(b"\xbb") == []
+    assert decoder.feed(b'\xbfdata: {"a":1}\n\n') == [{"a": 1}]
+
+
+def test_a_cr_at_a_chunk_end_then_lf_is_one_line_break() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b'data: {"a":1}\r') == []
+    assert decoder.feed(b"\n\r") == [{"a": 1}]
+    assert decoder.feed(b'\ndata: {"b":2}\r\r') == [{"b": 2}]
+
+
+def test_a_long_line_in_many_chunks_is_one_event() -> None:
+    decoder = SSEDecoder()
+    payload = b'data: {"t":"' + b"x" * 100_000 + b'"}\n\n'
+    events = []
+    for start in range(0, len(payload), 7):
+        events += decoder.feed(payload[start : start + 7])
+    assert events == [{"t": "x" * 100_000}]
+
+
+def test_sse_data_nested_too_deep_is_an_sse_error() -> None:
+    with pytest.raises(SSEError, match="deeper than 512"):
+        SSEDecoder().feed(b"data: " + b"[" * 600 + b"]" * 600 + b"\n\n")

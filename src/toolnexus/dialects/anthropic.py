@@ -122,7 +122,7 @@ def _turn(content: list[Any], usage: Usage, *, response: JSONObject, turn: int =
             name = str(block.get("name") or "")
             args, error = parse_arguments(name, block.get("input"))
             call_id = str(block.get("id") or f"call_{turn}_{len(tool_uses)}")
-            if call_id != block.get("id") or not isinstance(block.get("input"), dict):
+            if call_id != block.get("id") or error or not isinstance(block.get("input"), dict):
                 block = {**block, "id": call_id, "input": args}
             tool_uses.append(ToolUse(call_id, name, args, error))
         blocks.append(block)
@@ -147,6 +147,8 @@ class _AnthropicStream:
         self._turn = turn
         self._blocks: dict[int, JSONObject] = {}
         self._json: dict[int, list[str]] = {}
+        self._text: dict[int, list[str]] = {}
+        """Text pieces per block, joined once at the end (appending to a str is quadratic)."""
         self._input_tokens = 0
         self._output_tokens = 0
         self._stop_reason: str | None = None
@@ -164,8 +166,9 @@ class _AnthropicStream:
             index = event.get("index")
             if isinstance(block, dict) and isinstance(index, int):
                 self._blocks[index] = dict(block)
-                if block.get("type") == "text" and not isinstance(block.get("text"), str):
-                    self._blocks[index]["text"] = ""
+                if block.get("type") == "text":
+                    start = block.get("text")
+                    self._text[index] = [start] if isinstance(start, str) and start else []
         elif kind == "message_delta":
             delta = event.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason"):
@@ -183,9 +186,10 @@ class _AnthropicStream:
         delta = event.get("delta")
         if not isinstance(index, int) or not isinstance(delta, dict):
             return []
-        block = self._blocks.setdefault(index, {"type": "text", "text": ""})
+        block = self._blocks.setdefault(index, {"type": "text"})
         if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
-            block["text"] = str(block.get("text") or "") + delta["text"]
+            if block.get("type") == "text":
+                self._text.setdefault(index, []).append(delta["text"])
             return [delta["text"]] if delta["text"] else []
         if delta.get("type") == "input_json_delta":
             self._json.setdefault(index, []).append(str(delta.get("partial_json") or ""))
@@ -203,9 +207,10 @@ class _AnthropicStream:
         tool_uses: list[ToolUse] = []
         for index, block in sorted(self._blocks.items()):
             if block.get("type") == "text":
-                if block.get("text"):  # the API rejects empty text blocks sent back to it
-                    texts.append(str(block["text"]))
-                    content.append({"type": "text", "text": texts[-1]})
+                text = "".join(self._text.get(index, ()))
+                if text:  # the API rejects empty text blocks sent back to it
+                    texts.append(text)
+                    content.append({"type": "text", "text": text})
             elif block.get("type") == "tool_use":
                 call_id = str(block.get("id") or f"call_{self._turn}_{len(tool_uses)}")
                 name = str(block.get("name") or "")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from .._json import JSONDepthError, check_depth, loads
 from ..types import JSONObject, ToolResult, Usage
 
 __all__ = ["Dialect", "MalformedResponse", "StreamParser", "ToolUse", "Turn", "parse_arguments"]
@@ -100,14 +100,18 @@ class Dialect(Protocol):
 def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:
     """Tool arguments as a dict, or ``({}, error)`` for the model to correct."""
     if isinstance(raw, dict):
+        try:
+            check_depth(raw)
+        except JSONDepthError as exc:
+            return {}, f"invalid arguments for {name}: {exc}"
         return raw, None
     if raw is None or raw == "":
         return {}, None
     if not isinstance(raw, str):
         return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(raw)}"
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
+        value = loads(raw)
+    except ValueError as exc:  # not JSON, or nested deeper than MAX_DEPTH
         return {}, f"invalid arguments for {name}: {exc}"
     if not isinstance(value, dict):
         return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(value)}"

@@ -166,7 +166,8 @@ class _OpenAIStream:
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return []
-        for raw in delta.get("tool_calls") or ():
+        pieces = delta.get("tool_calls")
+        for raw in pieces if isinstance(pieces, list) else ():
             if isinstance(raw, dict):
                 self._add_call_piece(raw)
         content = delta.get("content")

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 
+from .._json import JSONDepthError, loads
 from ..types import JSONObject
 
 __all__ = ["SSEDecoder", "SSEError"]
 
 _EOL = re.compile(rb"\r\n|\r|\n")
+_BOM = b"\xef\xbb\xbf"
 
 
 class SSEError(ValueError):
@@ -23,40 +24,68 @@ class SSEDecoder:
     returns the complete events they finish. Multiple ``data:`` lines of one event are joined
     with ``"\\n"``; ``event:``, ``id:``, ``retry:`` and comment lines are ignored. ``data: [DONE]``
     ends the stream: ``done`` becomes true and later input is ignored.
+
+    Linear in the input: each byte is scanned once, and a line that arrives in many chunks is
+    joined once, when its end arrives.
     """
 
-    __slots__ = ("_buffer", "_data", "_events", "done")
+    __slots__ = ("_after_cr", "_data", "_events", "_head", "_partial", "done")
 
     def __init__(self) -> None:
-        self._buffer = b""
+        self._partial: list[bytes] = []
+        """Pieces of the current line, whose end has not arrived yet."""
+        self._after_cr = False
+        """The last line ended with a CR: a LF at the start of the next chunk belongs to it."""
+        self._head: bytes | None = b""
+        """The first bytes of the body until a byte-order mark can be ruled out (then None)."""
         self._data: list[str] = []
         self._events = 0
         self.done = False
 
     def feed(self, chunk: bytes) -> list[JSONObject]:
-        if self.done:
-            return []
-        buffer = self._buffer + chunk if self._buffer else chunk
-        if self._events == 0 and buffer.startswith(b"\xef\xbb\xbf"):
-            buffer = buffer[3:]  # a byte-order mark before the first event
         out: list[JSONObject] = []
+        if self.done or not chunk:
+            return out
+        if self._head is not None:
+            chunk = self._head + chunk
+            if len(chunk) < len(_BOM) and _BOM.startswith(chunk):
+                self._head = chunk
+                return out
+            self._head = None
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
         pos = 0
-        while not self.done:
-            match = _EOL.search(buffer, pos)
-            if match is None or (match.end() == len(buffer) and match.group() == b"\r"):
-                break  # incomplete line, or a CR that may be the first half of CRLF
-            self._line(buffer[pos : match.start()], out)
+        if self._after_cr and chunk.startswith(b"\n"):
+            pos = 1
+        self._after_cr = False
+        size = len(chunk)
+        while pos < size and not self.done:
+            match = _EOL.search(chunk, pos)
+            if match is None:
+                self._partial.append(chunk[pos:])
+                break
+            if self._partial:
+                self._partial.append(chunk[pos : match.start()])
+                line = b"".join(self._partial)
+                self._partial = []
+            else:
+                line = chunk[pos : match.start()]
+            self._after_cr = match.end() == size and match.group() == b"\r"
             pos = match.end()
-        self._buffer = buffer[pos:]
+            self._line(line, out)
         return out
 
     def close(self) -> list[JSONObject]:
         """End of body: flush a final event not followed by a blank line."""
         out: list[JSONObject] = []
         if not self.done:
-            if self._buffer:
-                self._line(self._buffer.rstrip(b"\r"), out)
-                self._buffer = b""
+            if self._head:
+                self._partial.append(self._head)
+                self._head = None
+            if self._partial:
+                line = b"".join(self._partial)
+                self._partial = []
+                self._line(line, out)
             self._dispatch(out)
         return out
 
@@ -73,15 +102,17 @@ class SSEDecoder:
     def _dispatch(self, out: list[JSONObject]) -> None:
         if not self._data:
             return
-        data = "\n".join(self._data)
+        data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
         self._data = []
         self._events += 1
-        if data.strip() == "[DONE]":
+        if len(data) < 64 and data.strip() == "[DONE]":
             self.done = True
             return
         try:
-            event = json.loads(data)
-        except json.JSONDecodeError as exc:
+            event = loads(data)
+        except JSONDepthError as exc:
+            raise SSEError(f"SSE event {self._events}: {exc}") from None
+        except ValueError as exc:
             raise SSEError(
                 f"SSE event {self._events} is not valid JSON ({exc}): {data[:200]!r}"
             ) from None

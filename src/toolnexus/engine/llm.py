@@ -10,18 +10,21 @@ import json
 from collections.abc import AsyncGenerator, Mapping
 from typing import Protocol
 
+from .._json import JSONDepthError, loads
 from ..dialects import Dialect, MalformedResponse, Turn
 from ..dialects.sse import SSEDecoder, SSEError
 from ..errors import LLMError
-from ..transport.http import NetworkError, Transport
+from ..transport.http import BodyTooLarge, NetworkError, StreamResponse, Transport, read_capped
 from ..types import JSONObject, Usage
 from .retry import RetryPolicy
 
-__all__ = ["ATTEMPT_TIMEOUT", "LLMCaller", "ModelCaller"]
+__all__ = ["ATTEMPT_TIMEOUT", "DEFAULT_MAX_RESPONSE_BYTES", "LLMCaller", "ModelCaller"]
 
 ATTEMPT_TIMEOUT = 120.0
 """Seconds per attempt: the whole response (JSON), or each gap between chunks (streaming)."""
 _SNIPPET = 300
+DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+"""Largest response body (JSON, or a whole SSE stream) read from a provider."""
 
 
 class ModelCaller(Protocol):
@@ -64,11 +67,13 @@ class LLMCaller:
         dialect: Dialect,
         url: str,
         policy: RetryPolicy,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         self.transport = transport
         self.dialect = dialect
         self.url = url
         self.policy = policy
+        self.max_response_bytes = max_response_bytes
 
     def usage_of(self, reply: JSONObject) -> Usage:
         """The usage a raw reply reports (zeros when it cannot be read)."""
@@ -94,8 +99,15 @@ class LLMCaller:
         while True:
             try:
                 resp = await self.transport.request(
-                    "POST", self.url, headers=headers, body=payload, time_limit=ATTEMPT_TIMEOUT
+                    "POST",
+                    self.url,
+                    headers=headers,
+                    body=payload,
+                    time_limit=ATTEMPT_TIMEOUT,
+                    max_bytes=self.max_response_bytes,
                 )
+            except BodyTooLarge as exc:
+                raise self._too_large(exc.status) from None
             except NetworkError as exc:
                 error = self._network_error(exc)
                 delay = await self.policy.delay(attempt, status=None, error=error)
@@ -134,11 +146,11 @@ class LLMCaller:
                     "POST", self.url, headers=headers, body=payload, read_timeout=ATTEMPT_TIMEOUT
                 ) as resp:
                     if not 200 <= resp.status < 300:
-                        text = (await resp.read()).decode("utf-8", "replace")
+                        text = (await self._read(resp)).decode("utf-8", "replace")
                         raise self._failure(resp.status, text, resp.headers)
                     if resp.headers.get("Content-Type", "").startswith("application/json"):
                         # A provider that ignored "stream": answer from the JSON body.
-                        text = (await resp.read()).decode("utf-8", "replace")
+                        text = (await self._read(resp)).decode("utf-8", "replace")
                         data = self._json_object(resp.status, text)
                         reply = self._turn(resp.status, text, data, turn)
                         if reply.text:
@@ -147,7 +159,11 @@ class LLMCaller:
                         return
                     decoder = SSEDecoder()
                     parser = self.dialect.stream_parser(turn=turn)
+                    received = 0
                     async for chunk in resp.chunks():
+                        received += len(chunk)
+                        if received > self.max_response_bytes:
+                            raise self._too_large(resp.status)
                         for event in decoder.feed(chunk):
                             started = True
                             for delta in parser.feed(event):
@@ -183,9 +199,30 @@ class LLMCaller:
             await asyncio.sleep(delay)
             attempt += 1
 
+    async def _read(self, resp: StreamResponse) -> bytes:
+        """A streamed response's whole body, within ``max_response_bytes``."""
+        length = resp.headers.get("Content-Length")
+        try:
+            return await read_capped(
+                resp.chunks(), self.max_response_bytes, status=resp.status, length=length
+            )
+        except BodyTooLarge as exc:
+            raise self._too_large(exc.status) from None
+
+    def _too_large(self, status: int) -> LLMError:
+        return LLMError(
+            f"the response from {self.url} (HTTP {status}) is larger than "
+            f"max_response_bytes={self.max_response_bytes}; reading stopped there",
+            status=status,
+        )
+
     def _json_object(self, status: int, text: str) -> JSONObject:
         try:
-            data = json.loads(text)
+            data = loads(text)
+        except JSONDepthError as exc:
+            raise LLMError(
+                f"malformed response from {self.url} (HTTP {status}): {exc}", status=status
+            ) from None
         except ValueError:
             data = None
         if not isinstance(data, dict):

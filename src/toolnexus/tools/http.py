@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 from urllib.parse import quote, urlencode
 
 from .._env import expand_headers, unsendable
-from .._json import compact_json
-from ..transport.http import HttpResponse, NetworkError, Transport, transport_for
+from .._json import compact_json, loads
+from ..transport.http import BodyTooLarge, HttpResponse, NetworkError, Transport, transport_for
 from ..types import JSONObject, Tool, ToolContext, ToolResult
 
 __all__ = ["http_tool"]
@@ -18,6 +17,8 @@ __all__ = ["http_tool"]
 BodyMode = Literal["json", "form", "raw"]
 ResultMode = Literal["text", "json", "status+text"]
 _NO_BODY_METHODS = frozenset({"GET", "HEAD"})
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024
+"""Default cap on the bytes read from an endpoint (enough for a million characters of text)."""
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.-]+)\}")
 
 
@@ -34,6 +35,7 @@ def http_tool(
     timeout: float = 30.0,
     result_mode: ResultMode = "text",
     http_client: object | None = None,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
 ) -> Tool:
     """A tool that calls an HTTP endpoint with the model's arguments.
 
@@ -43,7 +45,9 @@ def http_tool(
     sends ``args["body"]``). Header values expand ``${ENV}`` variables at call time.
     A non-2xx status, a network failure or a timeout is an error result, never an exception.
     ``http_client`` (an ``aiohttp.ClientSession`` or ``httpx.AsyncClient``) pools connections
-    across calls; without it each call uses a short-lived session.
+    across calls; without it each call uses a short-lived session. At most
+    ``max_response_bytes`` of a response are read: a longer body is cut there and the result
+    has ``metadata["truncated"] = True``.
     """
     method = method.upper()
     query_names = frozenset(query or ())
@@ -74,16 +78,23 @@ def http_tool(
                 )
         data = _encode_body(body, payload, sent_headers) if payload else None
         limit = timeout if ctx is None or ctx.timeout is None else min(timeout, ctx.timeout)
+        truncated = False
         try:
-            resp = await _send(http_client, method, target, sent_headers, data, limit)
+            resp = await _send(
+                http_client, method, target, sent_headers, data, limit, max_response_bytes
+            )
         except NetworkError as exc:
             return ToolResult(str(exc), is_error=True)
+        except BodyTooLarge as exc:
+            resp, truncated = HttpResponse(exc.status, {}, exc.head), True
+        metadata: JSONObject = {"status": resp.status}
         text = resp.text()
+        if truncated:
+            metadata["truncated"] = True
+            text += f"\n[response truncated at {max_response_bytes} bytes]"
         if not 200 <= resp.status < 300:
-            return ToolResult(
-                f"HTTP {resp.status}: {text}", is_error=True, metadata={"status": resp.status}
-            )
-        return ToolResult(_render(result_mode, resp.status, text), metadata={"status": resp.status})
+            return ToolResult(f"HTTP {resp.status}: {text}", is_error=True, metadata=metadata)
+        return ToolResult(_render(result_mode, resp.status, text), metadata=metadata)
 
     return Tool(
         name=name,
@@ -101,11 +112,12 @@ async def _send(
     headers: dict[str, str],
     data: bytes | None,
     time_limit: float,
+    max_bytes: int,
 ) -> HttpResponse:
     transport: Transport = transport_for(http_client)
     try:
         return await transport.request(
-            method, url, headers=headers, body=data, time_limit=time_limit
+            method, url, headers=headers, body=data, time_limit=time_limit, max_bytes=max_bytes
         )
     finally:
         if http_client is None:
@@ -154,7 +166,7 @@ def _encode_body(mode: BodyMode, payload: JSONObject, headers: dict[str, str]) -
 def _render(mode: ResultMode, status: int, text: str) -> str:
     if mode == "json":
         try:
-            return compact_json(json.loads(text))
+            return compact_json(loads(text))
         except ValueError:
             return compact_json(text)
     if mode == "status+text":

@@ -21,17 +21,50 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AiohttpTransport",
+    "BodyTooLarge",
     "HttpResponse",
     "HttpxTransport",
     "NetworkError",
     "StreamResponse",
     "Transport",
+    "read_capped",
     "transport_for",
 ]
 
 
 class NetworkError(Exception):
     """The request failed without an HTTP status: refused, reset, dropped, or timed out."""
+
+
+class BodyTooLarge(Exception):
+    """A response body went past the byte limit given to ``request``; reading stopped there."""
+
+    def __init__(self, status: int, limit: int, head: bytes) -> None:
+        super().__init__(f"the response body is larger than {limit} bytes")
+        self.status = status
+        self.limit = limit
+        self.head = head
+        """The first ``limit`` bytes."""
+
+
+async def read_capped(
+    chunks: AsyncIterator[bytes], limit: int | None, *, status: int = 0, length: str | None = None
+) -> bytes:
+    """Join ``chunks``; past ``limit`` bytes raise ``BodyTooLarge`` (with the first ``limit``).
+
+    A ``Content-Length`` above the limit fails before anything is read.
+    """
+    if limit is not None and length is not None and length.isdigit() and int(length) > limit:
+        raise BodyTooLarge(status, limit, b"")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if limit is not None and size > limit:
+            parts.append(chunk[: len(chunk) - (size - limit)])
+            raise BodyTooLarge(status, limit, b"".join(parts))
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 @dataclass(slots=True)
@@ -67,8 +100,12 @@ class Transport(Protocol):
         headers: Mapping[str, str],
         body: bytes | None = None,
         time_limit: float | None = None,
+        max_bytes: int | None = None,
     ) -> HttpResponse:
-        """Send one request and read the whole response within ``time_limit`` seconds."""
+        """Send one request and read the whole response within ``time_limit`` seconds.
+
+        A body longer than ``max_bytes`` raises ``BodyTooLarge`` once that much was read.
+        """
         ...
 
     def stream(
@@ -148,6 +185,7 @@ class AiohttpTransport:
         headers: Mapping[str, str],
         body: bytes | None = None,
         time_limit: float | None = None,
+        max_bytes: int | None = None,
     ) -> HttpResponse:
         import aiohttp
 
@@ -159,7 +197,12 @@ class AiohttpTransport:
                 data=body,
                 timeout=aiohttp.ClientTimeout(total=time_limit),
             ) as resp:
-                data = await resp.read()
+                if max_bytes is None:
+                    data = await resp.read()
+                else:
+                    length = resp.headers.get("Content-Length")
+                    chunks = resp.content.iter_any()
+                    data = await read_capped(chunks, max_bytes, status=resp.status, length=length)
                 return HttpResponse(resp.status, resp.headers, data)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
@@ -242,15 +285,22 @@ class HttpxTransport:
         headers: Mapping[str, str],
         body: bytes | None = None,
         time_limit: float | None = None,
+        max_bytes: int | None = None,
     ) -> HttpResponse:
         import httpx
 
         try:
-            async with asyncio.timeout(time_limit):
-                resp = await self._client.request(method, url, headers=dict(headers), content=body)
+            async with (
+                asyncio.timeout(time_limit),
+                self._client.stream(method, url, headers=dict(headers), content=body) as resp,
+            ):
+                length = resp.headers.get("Content-Length")
+                data = await read_capped(
+                    resp.aiter_bytes(), max_bytes, status=resp.status_code, length=length
+                )
         except (httpx.TransportError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
-        return HttpResponse(resp.status_code, resp.headers, resp.content)
+        return HttpResponse(resp.status_code, resp.headers, data)
 
     @asynccontextmanager
     async def stream(

@@ -8,12 +8,14 @@ Pure data: nothing here contacts a server or imports the MCP SDK. A malformed co
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..._json import JSONDepthError, loads
 from ...errors import ConfigError
 
 __all__ = [
@@ -95,7 +97,9 @@ def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpCo
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: cannot be read ({type(exc).__name__})") from None
     try:
-        data = json.loads(text)
+        data = loads(text)
+    except JSONDepthError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"
@@ -202,6 +206,8 @@ def _timeout(entry: Mapping[str, Any], fail: _Fail) -> int:
         return DEFAULT_TIMEOUT_MS
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail('"timeout" must be a number of milliseconds')
+    if not math.isfinite(value):
+        raise fail(f'"timeout" must be a finite number of milliseconds, not {value}')
     if value <= 0:
         raise fail('"timeout" must be a positive number of milliseconds')
     return max(1, round(value))

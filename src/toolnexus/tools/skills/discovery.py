@@ -2,8 +2,15 @@
 
 Walk rules (shared by discovery and by a skill's file list): symlinked directories and files
 are followed, a directory whose real path was already visited in the same walk is not entered
-again, and directories named ``node_modules`` or ``.git`` are skipped. Results are ordered by
-their ``/``-separated path relative to the walk's root.
+again, and directories named ``node_modules`` or ``.git`` are skipped. A symlink to the root
+itself or to a folder above it (``/``, ``..``) is not followed, and a walk stops after
+``MAX_WALK_DIRS`` directories, both with a warning, so a stray link cannot turn discovery into
+a scan of the whole machine. Results are ordered by their ``/``-separated path relative to
+the walk's root.
+
+Only regular files of at most ``MAX_SKILL_FILE_BYTES`` are read as ``SKILL.md``: FIFOs,
+devices and larger files are skipped with a warning (``unreadable``), and the file is opened
+without blocking, so discovery never hangs.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -21,6 +29,8 @@ __all__ = ["SKILL_FILE", "discover", "list_skill_files", "read_skill_file", "wal
 logger = logging.getLogger("toolnexus")
 
 SKILL_FILE = "SKILL.md"
+MAX_SKILL_FILE_BYTES = 1024 * 1024
+MAX_WALK_DIRS = 10_000
 _SKIPPED_DIRS = frozenset({"node_modules", ".git"})
 _FRONTMATTER = re.compile(r"^---\r?\n(.*?)\r?\n---\r?\n?(.*)$", re.DOTALL)
 
@@ -35,11 +45,26 @@ def walk(root: str, keep: Callable[[os.DirEntry[str]], bool]) -> list[tuple[str,
     found: list[tuple[str, str]] = []
     visited: set[str] = set()
     pending: list[tuple[str, str]] = [(root, "")]
+    top = os.path.realpath(root)
     while pending:
         directory, prefix = pending.pop()
         real = os.path.realpath(directory)
         if real in visited:
             continue
+        if prefix and _encloses(real, top):
+            logger.warning(
+                "not following %s: it links to %s, which contains the folder being searched",
+                directory,
+                real,
+            )
+            continue
+        if len(visited) >= MAX_WALK_DIRS:
+            logger.warning(
+                "stopped searching %s after %d folders; files below the rest are not listed",
+                root,
+                MAX_WALK_DIRS,
+            )
+            break
         visited.add(real)
         try:
             with os.scandir(directory) as scan:
@@ -58,6 +83,11 @@ def walk(root: str, keep: Callable[[os.DirEntry[str]], bool]) -> list[tuple[str,
         pending.extend(reversed(subdirs))
     found.sort()
     return found
+
+
+def _encloses(outer: str, inner: str) -> bool:
+    """Whether the real path ``outer`` is ``inner`` or one of its ancestors."""
+    return inner == outer or inner.startswith(outer.rstrip(os.sep) + os.sep)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
@@ -83,8 +113,10 @@ def list_skill_files(directory: str) -> list[str]:
 def read_skill_file(path: str) -> SkillInfo | SkillSkip:
     """Parse one ``SKILL.md``. Never raises: problems come back as a ``SkillSkip``."""
     try:
-        with open(path, "rb") as fh:
-            text = fh.read().decode("utf-8")
+        text = _read_small_file(path).decode("utf-8")
+    except _NotASkillFile as exc:
+        logger.warning("skipping %s: %s", path, exc)
+        return SkillSkip(path, "unreadable")
     except (OSError, UnicodeDecodeError):
         return SkillSkip(path, "unreadable")
     match = _FRONTMATTER.match(text)
@@ -99,6 +131,33 @@ def read_skill_file(path: str) -> SkillInfo | SkillSkip:
         return SkillSkip(path, "missing-name")
     description = fields.get("description") or None
     return SkillInfo(name, description, path, content, "fs")
+
+
+class _NotASkillFile(Exception):
+    """A ``SKILL.md`` that is not a small regular file."""
+
+
+def _read_small_file(path: str) -> bytes:
+    """The bytes of a regular file of at most ``MAX_SKILL_FILE_BYTES``, read without blocking.
+
+    The file is opened non-blocking (a FIFO opens at once instead of waiting for a writer) and
+    checked on the open descriptor, so a file swapped after a check is still caught.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotASkillFile("not a regular file (a FIFO, socket or device)")
+        if info.st_size > MAX_SKILL_FILE_BYTES:
+            raise _NotASkillFile(f"larger than {MAX_SKILL_FILE_BYTES} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(MAX_SKILL_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SKILL_FILE_BYTES:
+        raise _NotASkillFile(f"larger than {MAX_SKILL_FILE_BYTES} bytes")
+    return data
 
 
 def _parse_header(header: str) -> dict[str, str] | None:
