@@ -11,6 +11,13 @@ answers immediately. We time, for the same number of round trips:
 - ``run via httpx``: ``client.run`` with an injected ``httpx.AsyncClient``;
 - ``in-process``: ``client.run`` on ``create_in_process_client`` whose async ``generate``
   answers at once: the loop's own cost per turn with no HTTP at all.
+- ``run + seam``: ``client.run`` through one pass-through ``Interceptor``;
+- ``run + tracing``, ``stream + tracing``: a client under ``toolnexus.otel.instrument`` with an
+  OpenTelemetry SDK ``TracerProvider`` (spans built and ended; no exporter, so what is measured
+  is toolnexus plus the SDK, not a network).
+
+Every client also counts its events in its ``MetricsRegistry``; the cost of one ``record`` is
+printed at the end, measured on its own.
 
 Usage: ``python benchmarks/loop_overhead.py [--requests 2000] [--concurrency 1]``
 """
@@ -25,6 +32,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import aiohttp
 
@@ -80,6 +88,10 @@ async def measure(
     client = tn.create_client(url, model="bench", api_key="bench-key")
     httpx_client = httpx.AsyncClient(limits=httpx.Limits(max_connections=None))
     via_httpx = tn.create_client(url, model="bench", api_key="bench-key", http_client=httpx_client)
+    seamed = tn.create_client(url, model="bench", api_key="bench-key")
+    seamed.add_interceptor(tn.Interceptor())
+    seamed.add_interceptor(_PassThrough())
+    traced = _traced(url)
     body = json.dumps(
         {
             "model": "bench",
@@ -128,6 +140,18 @@ async def measure(
     async def run_in_process() -> None:
         await local.run("hello", tk)
 
+    async def run_seam() -> None:
+        await seamed.run("hello", tk)
+
+    async def run_traced() -> None:
+        assert traced is not None
+        await traced.run("hello", tk)
+
+    async def stream_traced() -> None:
+        assert traced is not None
+        async for _ in traced.stream("hello", tk):
+            pass
+
     cases: dict[str, tuple[Callable[[], Awaitable[object]], int]] = {
         "raw aiohttp": (raw, 1),
         "run (json)": (run_json, 1),
@@ -136,7 +160,11 @@ async def measure(
         "run, 3 turns": (run_three, 3),
         "run via httpx": (run_httpx, 1),
         "in-process": (run_in_process, 1),
+        "run + seam": (run_seam, 1),
     }
+    if traced is not None:
+        cases["run + tracing"] = (run_traced, 1)
+        cases["stream + tracing"] = (stream_traced, 1)
     wall: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(rounds):  # interleave cases so machine noise hits them all alike
@@ -147,9 +175,48 @@ async def measure(
     await session.close()
     await client.aclose()
     await via_httpx.aclose()
+    await seamed.aclose()
+    if traced is not None:
+        await traced.aclose()
     await httpx_client.aclose()
     await tk.close()
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in cases}
+
+
+class _PassThrough(tn.Interceptor):
+    """Overrides every method and only passes through: the cost of the seam itself."""
+
+    async def around_llm(self, call_next: Any, call: Any) -> Any:
+        return await call_next(call)
+
+    async def around_tool(self, call_next: Any, call: Any) -> Any:
+        return await call_next(call)
+
+
+def _traced(url: str) -> tn.Client | None:
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        from toolnexus.otel import instrument
+    except ImportError:  # pragma: no cover - the otel extra and the SDK are optional
+        print("opentelemetry-sdk not installed: no tracing cases")
+        return None
+    client = tn.create_client(url, model="bench", api_key="bench-key")
+    return instrument(client, tracer_provider=TracerProvider())
+
+
+def _record_cost() -> tuple[float, float]:
+    """Seconds per ``MetricsRegistry`` record: of an ``llm`` event, of a ``tool`` event."""
+    registry = tn.MetricsRegistry()
+    n = 200_000
+    started = time.perf_counter()
+    for _ in range(n):
+        registry.llm("bench", "ok", 12.5, 10, 5)
+    llm = (time.perf_counter() - started) / n
+    started = time.perf_counter()
+    for _ in range(n):
+        registry.tool("echo", "native", False, False, 0.3)
+    return llm, (time.perf_counter() - started) / n
 
 
 def main() -> None:
@@ -178,6 +245,8 @@ def main() -> None:
             f"{name:<16}{seconds * 1e6:>7.0f} us{seconds / base_wall:>7.2f}x"
             f"{cpu_seconds * 1e6:>10.0f} us{cpu_seconds / base_cpu:>7.2f}x"
         )
+    llm, tool = _record_cost()
+    print(f"MetricsRegistry record: llm event {llm * 1e9:.0f} ns, tool event {tool * 1e9:.0f} ns")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from .events import (
     ToolResultEvent,
     UsageEvent,
 )
+from .metrics_registry import MetricsRegistry
 from .schemas import to_anthropic, to_gemini, to_openai
 from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
@@ -81,6 +82,7 @@ __all__ = [
     "JSONObject",
     "LLMError",
     "McpInventory",
+    "MetricsRegistry",
     "ModelCall",
     "PendingEvent",
     "Request",

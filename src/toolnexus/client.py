@@ -26,6 +26,7 @@ from .engine.translate import translate as translate_once
 from .errors import ConfigError
 from .events import DoneEvent, Event, TextEvent
 from .metrics import Metrics, MetricSink
+from .metrics_registry import MetricsRegistry
 from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request
 from .toolkit import Toolkit
@@ -61,6 +62,7 @@ def create_client(
     body_transform: Callable[[JSONObject], Any] | None = None,
     http_client: object | None = None,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    metrics_registry: MetricsRegistry | None = None,
 ) -> Client:
     """A client for an OpenAI- or Anthropic-style endpoint.
 
@@ -71,6 +73,8 @@ def create_client(
     ``timeout_ms`` bounds a whole run; ``retries`` bounds extra attempts per LLM call.
     A response body (JSON, or a whole SSE stream) larger than ``max_response_bytes`` (64 MiB
     by default) raises ``LLMError`` as soon as that much was read.
+    Metric events go to ``on_metric`` and to ``metrics_registry`` (a new one per client when
+    not given), which ``client.metrics()`` renders.
     """
     try:
         dialect = dialect_for(style)
@@ -96,7 +100,7 @@ def create_client(
         system_prompt=system_prompt or "",
         max_turns=max_turns,
         hooks=Hooks.coerce(hooks),
-        metrics=Metrics(on_metric),
+        metrics=_metrics(on_metric, metrics_registry),
         store=store if store is not None else InMemoryConversationStore(),
         headers=lambda: request_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
@@ -126,6 +130,7 @@ def create_in_process_client(
     wait_for: WaitFor | None = None,
     request_params: Mapping[str, Any] | None = None,
     body_transform: Callable[[JSONObject], Any] | None = None,
+    metrics_registry: MetricsRegistry | None = None,
     **wire_options: Any,
 ) -> Client:
     """A client whose model runs in this process: ``generate(request)`` answers each call.
@@ -162,7 +167,7 @@ def create_in_process_client(
         system_prompt=system_prompt or "",
         max_turns=max_turns,
         hooks=Hooks.coerce(hooks),
-        metrics=Metrics(on_metric),
+        metrics=_metrics(on_metric, metrics_registry),
         store=store if store is not None else InMemoryConversationStore(),
         headers=dict,
         wait_for=wait_for,
@@ -193,6 +198,20 @@ class Client:
         self._engine = engine
         self._transport = transport
         self._store = engine.store
+
+    @property
+    def metrics_registry(self) -> MetricsRegistry:
+        """The registry this client's metric events are counted in."""
+        registry = self._engine.metrics.registry
+        assert registry is not None
+        return registry
+
+    def metrics(self) -> str:
+        """This client's metrics (its registry's) in the Prometheus text format.
+
+        Safe to call from any thread, for example a ``GET /metrics`` handler.
+        """
+        return self.metrics_registry.render()
 
     @property
     def interceptors(self) -> tuple[Interceptor, ...]:
@@ -523,6 +542,15 @@ def _check_options(
         timeout_ms is None or (isinstance(timeout_ms, (int, float)) and timeout_ms > 0),
         "timeout_ms must be positive",
     )
+
+
+def _metrics(sink: MetricSink | None, registry: MetricsRegistry | None) -> Metrics:
+    """Metric events for ``on_metric`` and the registry (a new one unless shared)."""
+    _check(
+        registry is None or isinstance(registry, MetricsRegistry),
+        "metrics_registry must be a MetricsRegistry",
+    )
+    return Metrics(sink, registry if registry is not None else MetricsRegistry())
 
 
 def _check(condition: bool, message: str) -> None:

@@ -1,4 +1,7 @@
-"""Metric events handed to ``on_metric``: one per LLM call, per tool execution, per run."""
+"""Metric events: one per LLM call, per tool execution, per run.
+
+Each goes to the client's ``MetricsRegistry`` (Prometheus text) and, as a dict, to ``on_metric``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from typing import Any
 
 from ._callbacks import call_quietly
 from ._redact import redact_value
+from .metrics_registry import MetricsRegistry
 from .types import JSONObject, ToolSource
 
 __all__ = ["MetricSink", "Metrics"]
@@ -15,20 +19,36 @@ MetricSink = Callable[[JSONObject], Any]
 
 
 class Metrics:
-    """Builds the event dicts and delivers them; a raising sink is logged and ignored."""
+    """Records events in the registry, builds the dicts for the sink and delivers them.
 
-    __slots__ = ("_sink",)
+    A raising sink is logged and ignored.
+    """
 
-    def __init__(self, sink: MetricSink | None) -> None:
+    __slots__ = ("_registry", "_sink")
+
+    def __init__(self, sink: MetricSink | None, registry: MetricsRegistry | None = None) -> None:
         self._sink = sink
+        self._registry = registry
 
     @property
     def enabled(self) -> bool:
-        return self._sink is not None
+        return self._sink is not None or self._registry is not None
+
+    @property
+    def registry(self) -> MetricsRegistry | None:
+        return self._registry
 
     async def llm(
         self, *, model: str, ok: bool, ms: float, prompt_tokens: int = 0, completion_tokens: int = 0
     ) -> None:
+        if self._registry is not None:
+            self._registry.llm(
+                model,
+                "ok" if ok else "error",
+                ms,
+                prompt_tokens if ok else 0,
+                completion_tokens if ok else 0,
+            )
         if self._sink is None:
             return
         await self._emit(
@@ -45,6 +65,8 @@ class Metrics:
     async def tool(
         self, *, tool: str, source: ToolSource, is_error: bool, ms: float, pending: bool = False
     ) -> None:
+        if self._registry is not None:
+            self._registry.tool(tool, source, is_error, pending, ms)
         if self._sink is None:
             return
         event: JSONObject = {
@@ -69,6 +91,8 @@ class Metrics:
         status: str | None = None,
         error: str | None = None,
     ) -> None:
+        if self._registry is not None and error is not None:
+            self._registry.run_error(model)
         if self._sink is None:
             return
         event: JSONObject = {

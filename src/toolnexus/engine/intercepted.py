@@ -93,7 +93,11 @@ async def observed(
                     result = event.result
                     finished = True
                     finish_run(interceptors, info, result, None)
-                yield event
+                try:
+                    yield event
+                except GeneratorExit:
+                    info.abandoned = not finished  # before the work in flight is cancelled
+                    raise
     except GeneratorExit:
         raise
     except BaseException as exc:

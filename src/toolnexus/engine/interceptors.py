@@ -84,6 +84,9 @@ class RunInfo:
     stream: bool
     """``True`` for ``stream``/``ask(on_text=...)``: model calls use the streaming wire format."""
     conversation_id: str | None = None
+    abandoned: bool = False
+    """Set by the loop when a stream is closed before its end, before the work in flight (a
+    streamed model call) is cancelled: that ``CancelledError`` is no failure."""
     state: dict[object, Any] = field(default_factory=dict)
     """Free per-run storage for interceptors; key it by the interceptor itself."""
     _stopped: Callable[[], BaseException | None] = field(default=lambda: None, repr=False)
