@@ -29,6 +29,7 @@ from toolnexus import (
     ToolContext,
     Toolkit,
     ToolResult,
+    create_in_process_client,
     create_toolkit,
     pending,
     tool,
@@ -407,3 +408,30 @@ def test_an_uninstrumented_run_imports_no_opentelemetry_and_the_global_provider_
 
 
 _ = trace  # the API module itself is what toolnexus.otel uses
+
+
+@pytest.mark.parametrize("mode", ASYNC_MODES)
+async def test_an_in_process_model_is_traced_like_a_remote_one(
+    traces: Traces, mode: str, weather: Toolkit
+) -> None:
+    async def generate(request: JSONObject) -> JSONObject:
+        if len(request["messages"]) == 1:
+            call = {"id": "c1", "name": "get_weather", "arguments": {"city": "Pune"}}
+            return {"tool_calls": [call], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}
+        return {"content": "Sunny.", "usage": {"prompt_tokens": 9, "completion_tokens": 2}}
+
+    client = instrument(
+        create_in_process_client(model="local", generate=generate),
+        tracer_provider=traces.provider,
+    )
+    result, _ = await drive(client, mode, weather)
+
+    assert result.text == "Sunny."
+    root = traces.root()
+    chats = traces.named("chat local")
+    assert [attrs(c)["gen_ai.usage.input_tokens"] for c in chats] == [7, 9]
+    assert attrs(root)["gen_ai.provider.name"] == "openai"
+    (execution,) = traces.named("execute_tool get_weather")
+    assert execution.parent is not None
+    assert execution.parent.span_id == root.context.span_id
+    assert traces.tracking.open == {}
