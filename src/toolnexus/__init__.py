@@ -22,6 +22,7 @@ from .events import (
     PendingEvent,
     TextEvent,
     ToolCallEvent,
+    ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
 )
@@ -31,7 +32,14 @@ from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
 from .tools.http import http_tool
-from .tools.mcp import McpInventory, ToolInfo, list_mcp_tools
+from .tools.mcp import (
+    FileTokenStore,
+    McpInventory,
+    MemoryTokenStore,
+    TokenStore,
+    ToolInfo,
+    list_mcp_tools,
+)
 from .tools.native import define_tool, tool
 from .tools.skills import (
     NO_SKILLS_TEXT,
@@ -46,6 +54,7 @@ from .tools.skills import (
 from .types import (
     ConversationStore,
     JSONObject,
+    ProgressFn,
     RunResult,
     Tool,
     ToolCall,
@@ -76,15 +85,18 @@ __all__ = [
     "DoneEvent",
     "ErrorInfo",
     "Event",
+    "FileTokenStore",
     "Hooks",
     "InMemoryConversationStore",
     "Interceptor",
     "JSONObject",
     "LLMError",
     "McpInventory",
+    "MemoryTokenStore",
     "MetricsRegistry",
     "ModelCall",
     "PendingEvent",
+    "ProgressFn",
     "Request",
     "RunCancelled",
     "RunInfo",
@@ -96,12 +108,14 @@ __all__ = [
     "SkillSkip",
     "SqliteConversationStore",
     "TextEvent",
+    "TokenStore",
     "Tool",
     "ToolCall",
     "ToolCallEvent",
     "ToolContext",
     "ToolExecution",
     "ToolInfo",
+    "ToolProgressEvent",
     "ToolResult",
     "ToolResultEvent",
     "ToolSource",

@@ -1,7 +1,8 @@
 """What a run reports as it goes: the event vocabulary of ``stream`` and ``on_event``.
 
 Within a turn the order is: text deltas → ``usage`` → every ``tool_call`` → per call, in call
-order, (``pending`` then) ``tool_result`` → the next turn. ``done`` comes once, last.
+order, (``pending`` then) ``tool_result`` → the next turn. ``tool_progress`` events come while
+the calls run, between their ``tool_call`` and ``tool_result``. ``done`` comes once, last.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ __all__ = [
     "PendingEvent",
     "TextEvent",
     "ToolCallEvent",
+    "ToolProgressEvent",
     "ToolResultEvent",
     "UsageEvent",
 ]
@@ -70,6 +72,31 @@ class PendingEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolProgressEvent:
+    """A running call reported progress (an MCP server's progress notification, say)."""
+
+    type: ClassVar[Literal["tool_progress"]] = "tool_progress"
+    id: str
+    name: str
+    progress: float
+    total: float | None = None
+    message: str | None = None
+
+    def to_dict(self) -> JSONObject:
+        out: JSONObject = {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "progress": self.progress,
+        }
+        if self.total is not None:
+            out["total"] = self.total
+        if self.message is not None:
+            out["message"] = self.message
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResultEvent:
     """A call's final result (after any suspension was resolved)."""
 
@@ -101,5 +128,11 @@ class DoneEvent:
 
 
 Event: TypeAlias = (
-    TextEvent | UsageEvent | ToolCallEvent | PendingEvent | ToolResultEvent | DoneEvent
+    TextEvent
+    | UsageEvent
+    | ToolCallEvent
+    | ToolProgressEvent
+    | PendingEvent
+    | ToolResultEvent
+    | DoneEvent
 )

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .serve.mcp_server import OnCall
     from .tools.mcp.config import McpConfig
     from .tools.mcp.source import McpSource
+    from .tools.mcp.tokens import TokenStore
     from .tools.skills import SkillDef, SkillSource
 
 __all__ = [
@@ -199,6 +200,7 @@ async def create_toolkit(
     sample_limit: int = 0,
     cancel: CancelToken | None = None,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+    token_store: TokenStore | None = None,
 ) -> Toolkit:
     """Load every configured tool source and merge them.
 
@@ -209,6 +211,9 @@ async def create_toolkit(
     A failing MCP server never makes this raise: see ``tk.mcp_status()``. ``cancel`` aborts
     the load with ``RunCancelled`` after closing whatever was connected. A tool output longer
     than ``max_output_chars`` is cut, says ``truncated`` and has ``metadata["truncated"]``.
+    ``wait_for`` answers MCP elicitations and the sign-in of servers that use OAuth;
+    ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
+    any ``TokenStore``).
     """
     from .tools.skills import load_skills, validate_sample_limit
 
@@ -247,7 +252,9 @@ async def create_toolkit(
             return None
         from .tools.mcp.source import McpSource
 
-        return await McpSource.connect(config, cancel=cancel, wait_for=wait_for)
+        return await McpSource.connect(
+            config, cancel=cancel, wait_for=wait_for, token_store=token_store
+        )
 
     skill_source, mcp_source = await _gather_or_close(load_skill_source(), load_mcp())
     builtin = select_builtins(builtins, builtin_tools())

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ConversationStore",
     "JSONObject",
+    "ProgressFn",
     "RunResult",
     "RunStatus",
     "Tool",
@@ -78,6 +79,13 @@ class ToolContext:
     """Seconds left before the run deadline, if the run has one."""
     answer: Answer | None = None
     """The host's answer, set only when a suspended call is executed again (see ``wait_for``)."""
+    progress: ProgressFn | None = None
+    """Report progress of a long call: ``progress(done, total, message)``; the run emits a
+    ``ToolProgressEvent`` for each report. ``None`` outside a run."""
+
+
+ProgressFn: TypeAlias = Callable[[float, "float | None", "str | None"], None]
+"""The ``ToolContext.progress`` callback: amount done, total if known, a message if any."""
 
 
 ToolExecute: TypeAlias = Callable[[JSONObject, ToolContext | None], Awaitable[ToolResult]]
@@ -92,6 +100,9 @@ class Tool:
     input_schema: JSONObject
     source: ToolSource
     execute: ToolExecute = field(repr=False, compare=False)
+    annotations: JSONObject | None = field(default=None, compare=False)
+    """Hints about the tool, e.g. an MCP server's ``readOnlyHint``/``destructiveHint``,
+    ``title`` and ``outputSchema`` (plus ``server`` and ``originalName`` for MCP tools)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _TOOL_NAME.fullmatch(self.name):

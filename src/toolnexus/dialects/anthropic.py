@@ -92,19 +92,58 @@ class AnthropicDialect:
         return ""
 
 
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
 def _result_block(call_id: str, result: ToolResult) -> JSONObject:
+    """A ``tool_result`` block; image parts a tool kept in ``metadata["content"]`` (as MCP
+    tools do) travel along as ``image`` blocks after the text."""
+    images = _image_blocks(result.metadata)
+    content: str | list[JSONObject] = result.output
+    if images:
+        content = [{"type": "text", "text": result.output}, *images] if result.output else images
     return {
         "type": "tool_result",
         "tool_use_id": call_id,
-        "content": result.output,
+        "content": content,
         "is_error": result.is_error,
     }
 
 
+def _image_blocks(metadata: JSONObject | None) -> list[JSONObject]:
+    parts = metadata.get("content") if metadata else None
+    if not isinstance(parts, list):
+        return []
+    return [
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": part["mimeType"], "data": part["data"]},
+        }
+        for part in parts
+        if isinstance(part, dict)
+        and part.get("type") == "image"
+        and part.get("mimeType") in _IMAGE_TYPES
+        and isinstance(part.get("data"), str)
+    ]
+
+
 def _block_result(block: JSONObject) -> ToolResult:
     content = block.get("content")
-    output = content if isinstance(content, str) else compact_json(content)
+    if isinstance(content, str):
+        output = content
+    elif isinstance(content, list) and any(_is_image(part) for part in content):
+        output = "\n".join(
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        )
+    else:
+        output = compact_json(content)
     return ToolResult(output, is_error=bool(block.get("is_error")))
+
+
+def _is_image(part: object) -> bool:
+    return isinstance(part, dict) and part.get("type") == "image"
 
 
 def _turn(content: list[Any], usage: Usage, *, response: JSONObject, turn: int = 0) -> Turn:

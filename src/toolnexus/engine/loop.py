@@ -36,7 +36,7 @@ from .interceptors import Interceptor, RunInfo
 from .llm import ModelCaller
 from .resume import resumable_turn
 from .scope import RunScope, guarded
-from .tool_calls import ToolRunner
+from .tool_calls import Finished, Outcome, ToolRunner
 
 __all__ = ["Engine", "RunInput"]
 
@@ -280,7 +280,12 @@ class Engine:
         """Announce, run and settle one turn's calls; leaves the results in ``turn_results``."""
         for use in uses:
             yield ToolCallEvent(use.id, use.name, use.args)
-        outcomes = await runner.run_all(uses, turn)
+        outcomes: list[Outcome] = []
+        async for item in runner.with_progress(runner.run_all(uses, turn)):
+            if isinstance(item, Finished):
+                outcomes = item.value
+            else:
+                yield item
         results: list[tuple[str, ToolResult]] = []
         for index, (use, outcome) in enumerate(zip(uses, outcomes, strict=True)):
             result = outcome.result
@@ -299,7 +304,12 @@ class Engine:
                     results.append((use.id, result))
                     continue
                 yield PendingEvent(request)
-                result = await self._answer(runner, use, outcome.args, request, (turn, index))
+                answering = self._answer(runner, use, outcome.args, request, (turn, index))
+                async for step in runner.with_progress(answering):
+                    if isinstance(step, Finished):
+                        result = step.value
+                    else:
+                        yield step
             state.record(use, outcome.args, result)
             results.append((use.id, result))
             yield ToolResultEvent(use.id, use.name, result.output, result.is_error)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..dialects import ToolUse
+from ..events import ToolProgressEvent
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit, bounded_result
@@ -17,9 +18,16 @@ from .hooks import Hooks, call_hook
 from .interceptors import Interceptor, RunInfo, ToolExecution, chain
 from .scope import RunScope
 
-__all__ = ["Outcome", "ToolRunner", "gather_in_order"]
+__all__ = ["Finished", "Outcome", "ToolRunner", "gather_in_order"]
 
 T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class Finished(Generic[T]):
+    """The value of the work ``ToolRunner.with_progress`` ran."""
+
+    value: T
 
 
 @dataclass(slots=True)
@@ -49,6 +57,7 @@ class ToolRunner:
         self._info = info
         self._chain = chain(interceptors, "around_tool", self._innermost) if info else None
         self._executions = 0
+        self._progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
 
     async def run_all(self, uses: Sequence[ToolUse], turn: int) -> list[Outcome]:
         """Run every call concurrently; outcomes come back in call order."""
@@ -76,7 +85,7 @@ class ToolRunner:
             return Outcome(args, result)
         if override and isinstance(override.get("args"), dict):
             args = override["args"]
-        result = await self._execute(use, args, self.context(), (turn, index, 0, seq))
+        result = await self._execute(use, args, self.context(use=use), (turn, index, 0, seq))
         if pending_of(result) is None:
             result = await self._after_tool(use, args, result, turn)
         await self._meter(use.name, result, started)
@@ -94,7 +103,7 @@ class ToolRunner:
         """Execute a suspended call once more with the host's answer (no ``before_tool``)."""
         started = time.perf_counter()
         where = (turn, index, 1, self._next_seq())
-        result = await self._execute(use, args, self.context(answer), where)
+        result = await self._execute(use, args, self.context(answer, use=use), where)
         if pending_of(result) is not None:
             await self._meter(use.name, result, started)
             return ToolResult(f"unresolved: {request.prompt}", is_error=True)
@@ -102,10 +111,42 @@ class ToolRunner:
         await self._meter(use.name, result, started)
         return result
 
-    def context(self, answer: Answer | None = None) -> ToolContext:
+    def context(self, answer: Answer | None = None, *, use: ToolUse | None = None) -> ToolContext:
+        """The context of one call; its progress reports become ``ToolProgressEvent`` s."""
+        progress = None
+        if use is not None:
+            queue, call_id, name = self._progress, use.id, use.name
+
+            def progress(done: float, total: float | None, message: str | None) -> None:
+                queue.put_nowait(ToolProgressEvent(call_id, name, done, total, message))
+
         return ToolContext(
-            cancel=self._scope.cancel, timeout=self._scope.remaining(), answer=answer
+            cancel=self._scope.cancel,
+            timeout=self._scope.remaining(),
+            answer=answer,
+            progress=progress,
         )
+
+    async def with_progress(
+        self, work: Coroutine[Any, Any, T]
+    ) -> AsyncIterator[ToolProgressEvent | Finished[T]]:
+        """Run ``work``, yielding the progress its calls report and finally its result."""
+        task = asyncio.ensure_future(work)
+        try:
+            while not task.done():
+                getter = asyncio.ensure_future(self._progress.get())
+                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
+                if getter.done():
+                    yield getter.result()
+                else:
+                    getter.cancel()
+            while not self._progress.empty():
+                yield self._progress.get_nowait()
+            yield Finished(task.result())
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
 
     def _next_seq(self) -> int:
         """Executions are numbered in the (deterministic) order the loop starts them."""

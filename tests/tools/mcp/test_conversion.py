@@ -74,11 +74,15 @@ def test_structured_content_wins_over_text_and_renders_compact() -> None:
     )
 
 
-def test_plain_results_join_text_parts_with_a_newline_and_skip_other_parts() -> None:
+def test_plain_results_join_text_parts_then_describe_the_other_parts() -> None:
     image = ImageContent(type="image", data="aGk=", mime_type="image/png")
     result = CallToolResult(content=[*_text("a"), image, *_text("b")])
     mapped = to_tool_result(result, "srv")
-    assert (mapped.output, mapped.is_error, mapped.metadata) == ("a\nb", False, {"server": "srv"})
+    assert (mapped.output, mapped.is_error) == ("a\nb\n[image image/png, 2 bytes]", False)
+    assert mapped.metadata == {
+        "server": "srv",
+        "content": [{"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+    }
 
 
 NAMES = ["echo", "add", "fail"]

@@ -230,7 +230,7 @@ async def test_a_call_is_bounded_by_the_context_timeout_when_it_is_shorter() -> 
         assert slow.output
 
 
-async def test_env_and_cwd_reach_the_server_process(
+async def test_with_inherit_env_the_host_environment_and_env_reach_the_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MCP_TEST_INHERITED", "from-parent")
@@ -247,6 +247,7 @@ async def test_env_and_cwd_reach_the_server_process(
             "command": [sys.executable, str(script)],
             "cwd": str(tmp_path),
             "env": {"MCP_TEST_EXTRA": "x"},
+            "inheritEnv": True,
         }
     )
     async with await create_toolkit(mcp_config=config) as tk:

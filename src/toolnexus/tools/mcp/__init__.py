@@ -15,11 +15,15 @@ from typing import Any
 from ...cancel import CancelToken
 from .config import McpConfig, McpServerConfig, load_mcp_config
 from .conversion import ToolInfo
+from .tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
 __all__ = [
+    "FileTokenStore",
     "McpConfig",
     "McpInventory",
     "McpServerConfig",
+    "MemoryTokenStore",
+    "TokenStore",
     "ToolInfo",
     "list_mcp_tools",
     "load_mcp_config",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..._json import JSONDepthError, loads
 from ...errors import ConfigError
+from .oauth_config import OAuthConfig, parse_oauth
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",
@@ -56,18 +57,26 @@ class McpServerConfig:
     command: list[str] = field(default_factory=list)
     """Program and arguments for a local server (``args`` already appended)."""
     env: dict[str, str] = field(default_factory=dict)
-    """Extra environment variables, merged over ``os.environ`` when the server starts."""
+    """Extra environment variables, merged over the SDK's safe default environment (or over
+    ``os.environ`` with ``inherit_env``) when the server starts."""
+    inherit_env: bool = False
+    """``inheritEnv: true``: start from the whole host environment instead of the safe set."""
     cwd: str | None = None
+    """Working directory; a relative one in a config file is resolved against its folder."""
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     """Raw header values; ``${NAME}`` is expanded only when connecting (never logged)."""
     enabled: bool = True
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     """Budget of each connection phase and of each tool call, in milliseconds."""
+    reset_timeout_on_progress: bool = False
+    """``resetTimeoutOnProgress: true``: each progress report gives a call a fresh budget."""
     tools: dict[str, bool] | None = None
     """Per-server filter by original tool name (same rules as the skill filter)."""
     problem: str | None = None
     """Why this entry cannot be started (the server is then ``failed`` without contact)."""
+    oauth: OAuthConfig | None = None
+    """OAuth settings for a remote server (``oauth`` key); ``None`` when absent."""
 
 
 @dataclass(slots=True)
@@ -87,7 +96,7 @@ def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpCo
     Raises ``ConfigError`` for a missing or unreadable file, invalid JSON, or a malformed entry.
     """
     if isinstance(config, Mapping):
-        return _parse_root(config, where="MCP config")
+        return _parse_root(config, where="MCP config", base=None)
     path = Path(config)
     where = os.fspath(config)
     try:
@@ -106,10 +115,10 @@ def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpCo
         ) from None
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: the top level must be a JSON object")
-    return _parse_root(data, where=where)
+    return _parse_root(data, where=where, base=path.resolve().parent)
 
 
-def _parse_root(data: Mapping[str, Any], *, where: str) -> McpConfig:
+def _parse_root(data: Mapping[str, Any], *, where: str, base: Path | None) -> McpConfig:
     wrapper = next((key for key in WRAPPER_KEYS if key in data), None)
     if wrapper is not None:
         entries = data[wrapper]
@@ -119,7 +128,7 @@ def _parse_root(data: Mapping[str, Any], *, where: str) -> McpConfig:
             raise ConfigError(f'{where}: "{wrapper}" must be an object mapping names to servers')
     else:
         entries = {key: value for key, value in data.items() if key not in RESERVED_KEYS}
-    servers = [_parse_server(str(name), entry, where) for name, entry in entries.items()]
+    servers = [_parse_server(str(name), entry, where, base) for name, entry in entries.items()]
     builtins = data.get("builtins")
     if builtins is not None and not isinstance(builtins, bool | Mapping):
         raise ConfigError(f'{where}: "builtins" must be true, false or an object')
@@ -133,7 +142,7 @@ def _parse_root(data: Mapping[str, Any], *, where: str) -> McpConfig:
     )
 
 
-def _parse_server(name: str, entry: object, where: str) -> McpServerConfig:
+def _parse_server(name: str, entry: object, where: str, base: Path | None) -> McpServerConfig:
     def fail(message: str) -> ConfigError:
         return ConfigError(f'{where}: server "{name}": {message}')
 
@@ -143,16 +152,42 @@ def _parse_server(name: str, entry: object, where: str) -> McpServerConfig:
     server.command = _command(entry, fail)
     server.url = _optional_str(entry, "url", fail)
     server.cwd = _optional_str(entry, "cwd", fail)
+    if base is not None:
+        server.command, server.cwd = _resolve_paths(server.command, server.cwd, base)
     server.headers = _string_map(entry, "headers", fail)
     env_key = "environment" if "environment" in entry else "env"
     server.env = _string_map(entry, env_key, fail)
     if "env" in entry and "environment" in entry:
         server.env = {**_string_map(entry, "env", fail), **server.env}
+    inherit = entry.get("inheritEnv", False)
+    if not isinstance(inherit, bool):
+        raise fail('"inheritEnv" must be true or false')
+    server.inherit_env = inherit
+    resets = entry.get("resetTimeoutOnProgress", False)
+    if not isinstance(resets, bool):
+        raise fail('"resetTimeoutOnProgress" must be true or false')
+    server.reset_timeout_on_progress = resets
     server.enabled = not (entry.get("disabled") is True or entry.get("enabled") is False)
     server.timeout_ms = _timeout(entry, fail)
     server.tools = _tool_filter(entry, fail)
     server.type, server.problem = _server_type(entry, server, fail)
+    if entry.get("oauth") is not None:
+        server.oauth = parse_oauth(entry["oauth"], fail)
     return server
+
+
+def _resolve_paths(command: list[str], cwd: str | None, base: Path) -> tuple[list[str], str | None]:
+    """Resolve a relative ``cwd``, and a relative program path with a ``/``, against ``base``.
+
+    A bare program name (no ``/``) is left for the ``PATH`` lookup.
+    """
+    if cwd is not None and not os.path.isabs(cwd):
+        cwd = os.path.normpath(base / cwd)
+    if command:
+        program = command[0]
+        if ("/" in program or os.sep in program) and not os.path.isabs(program):
+            command = [os.path.normpath(base / program), *command[1:]]
+    return command, cwd
 
 
 def _command(entry: Mapping[str, Any], fail: _Fail) -> list[str]:

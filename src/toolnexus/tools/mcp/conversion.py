@@ -6,6 +6,7 @@ importing the SDK, so it stays cheap to import and easy to test.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -15,18 +16,26 @@ from ..._json import compact_json
 from ...types import JSONObject, ToolResult, sanitize
 
 __all__ = [
+    "MAX_NAME",
     "NO_ERROR_TEXT",
     "ToolInfo",
+    "content_dict",
+    "describe",
     "error_result",
     "fill_schema",
+    "requires_task",
     "select_tools",
     "to_tool_result",
+    "tool_annotations",
     "tool_info",
     "tool_name",
+    "tool_names",
 ]
 
 logger = logging.getLogger("toolnexus")
 
+MAX_NAME = 64
+"""The longest tool name providers accept."""
 NO_ERROR_TEXT = "MCP tool returned an error"
 """The output of an ``isError`` result that carries no text."""
 
@@ -38,11 +47,76 @@ class ToolInfo:
     name: str
     description: str
     input_schema: JSONObject
+    annotations: JSONObject | None = None
+    """Hints, ``title`` and ``outputSchema`` as the server gave them (see ``Tool.annotations``)."""
 
 
-def tool_name(server: str, tool: str) -> str:
-    """The toolkit name of an MCP tool: ``sanitize(server) + "_" + sanitize(tool)``."""
-    return f"{sanitize(server)}_{sanitize(tool)}"
+def tool_name(server: str, tool: str, *, hashed: bool = False) -> str:
+    """The toolkit name of an MCP tool: ``sanitize(server) + "_" + sanitize(tool)``.
+
+    Providers accept at most 64 characters: a longer name (or any name when ``hashed``, used
+    to tell apart tools whose names sanitise alike) becomes its first 55 characters, ``"_"``
+    and the first 8 hex digits of ``sha256(server + "\\0" + tool)``.
+    """
+    name = f"{sanitize(server)}_{sanitize(tool)}"
+    if len(name) <= MAX_NAME and not hashed:
+        return name
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    return f"{name[:55]}_{digest}"
+
+
+def tool_names(server: str, tools: Iterable[str]) -> dict[str, str]:
+    """Toolkit names for one server's tools, all distinct (original name → toolkit name).
+
+    When two names sanitise alike, every one after the first takes the hashed form, with a
+    warning naming the server and both original names.
+    """
+    out: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for tool in tools:
+        name = tool_name(server, tool)
+        if name in owner:
+            first = owner[name]
+            name = tool_name(server, tool, hashed=True)
+            logger.warning(
+                'MCP server "%s": tools "%s" and "%s" have the same name once sanitised; '
+                '"%s" is offered as %s',
+                server,
+                first,
+                tool,
+                tool,
+                name,
+            )
+        owner.setdefault(name, tool)
+        out[tool] = name
+    return out
+
+
+def tool_annotations(server: str, definition: Any) -> JSONObject:
+    """What the server says about a tool beyond its schema, for ``Tool.annotations``.
+
+    Its ``annotations`` hints (``readOnlyHint``, ``destructiveHint``…) in wire form, ``title``
+    and ``outputSchema`` when given, plus ``server`` and ``originalName``.
+    """
+    out: JSONObject = {}
+    hints = getattr(definition, "annotations", None)
+    if hints is not None:
+        out.update(content_dict(hints))
+    title = getattr(definition, "title", None)
+    if title:
+        out["title"] = title
+    output_schema = getattr(definition, "output_schema", None)
+    if output_schema is not None:
+        out["outputSchema"] = dict(output_schema)
+    out["server"] = server
+    out["originalName"] = str(definition.name)
+    return out
+
+
+def requires_task(definition: Any) -> bool:
+    """Whether a tool can only be called as an MCP task (``execution.taskSupport: required``)."""
+    execution = getattr(definition, "execution", None)
+    return getattr(execution, "task_support", None) == "required"
 
 
 def fill_schema(schema: Mapping[str, Any] | None) -> JSONObject:
@@ -56,12 +130,13 @@ def fill_schema(schema: Mapping[str, Any] | None) -> JSONObject:
     return out
 
 
-def tool_info(definition: Any) -> ToolInfo:
+def tool_info(server: str, definition: Any) -> ToolInfo:
     """Convert one listed MCP tool definition."""
     return ToolInfo(
         name=str(definition.name),
         description=definition.description or "",
         input_schema=fill_schema(definition.input_schema),
+        annotations=tool_annotations(server, definition),
     )
 
 
@@ -88,19 +163,67 @@ def to_tool_result(result: Any, server: str) -> ToolResult:
     """Map a ``CallToolResult``.
 
     ``isError`` → an error with the non-blank text parts joined by a blank line (or
-    ``NO_ERROR_TEXT``); else structured content → compact JSON; else the text parts joined by
-    ``"\\n"``. Non-text parts are ignored. ``metadata`` is ``{"server": server}``.
+    ``NO_ERROR_TEXT``). Otherwise structured content replaces the text parts (compact JSON),
+    while every other part (image, audio, resource, resource link) is described on a line of
+    its own, so a non-empty result never has an empty output and binary data never becomes
+    text. ``metadata`` holds the server and, when there are any, the non-text parts as
+    received (``content``).
     """
     metadata: JSONObject = {"server": server}
-    texts = [
-        str(block.text) for block in result.content or () if getattr(block, "type", None) == "text"
-    ]
+    blocks = list(result.content or ())
+    others = [block for block in blocks if getattr(block, "type", None) != "text"]
+    if others:
+        metadata["content"] = [content_dict(block) for block in others]
+    texts = [str(b.text) for b in blocks if getattr(b, "type", None) == "text"]
     if result.is_error:
         parts = [text for text in texts if text.strip()]
         return ToolResult("\n\n".join(parts) or NO_ERROR_TEXT, is_error=True, metadata=metadata)
     if result.structured_content is not None:
-        return ToolResult(compact_json(result.structured_content), metadata=metadata)
-    return ToolResult("\n".join(texts), metadata=metadata)
+        texts = [compact_json(result.structured_content)]
+    lines = texts + [line for block in others if (line := describe(block))]
+    return ToolResult("\n".join(lines), metadata=metadata)
+
+
+def describe(block: Any) -> str:
+    """One line standing for a non-text part: ``[image image/png, 1234 bytes]`` and the like.
+
+    The text of an embedded text resource is given in full.
+    """
+    kind = getattr(block, "type", None)
+    if kind in ("image", "audio"):
+        return f"[{kind} {block.mime_type}, {_decoded_size(block.data)} bytes]"
+    if kind == "resource":
+        inner = block.resource
+        text = getattr(inner, "text", None)
+        if text is not None:
+            return str(text)
+        blob = getattr(inner, "blob", None)
+        mime = f" {inner.mime_type}" if getattr(inner, "mime_type", None) else ""
+        size = f", {_decoded_size(blob)} bytes" if blob is not None else ""
+        return f"[resource {inner.uri}{mime}{size}]"
+    if kind == "resource_link":
+        title = f" ({block.name})" if getattr(block, "name", None) else ""
+        return f"[resource {block.uri}{title}]"
+    return f"[{kind or 'unknown'} content]"
+
+
+def content_dict(block: Any) -> JSONObject:
+    """A part as the server sent it (camelCase wire keys), for ``metadata["content"]``."""
+    dump = getattr(block, "model_dump", None)
+    if dump is None:
+        return dict(block) if isinstance(block, Mapping) else {"value": str(block)}
+    out: JSONObject = dump(by_alias=True, mode="json", exclude_none=True)
+    return out
+
+
+def _decoded_size(data: str | bytes | None) -> int:
+    """Bytes a base64 string decodes to, computed without decoding it."""
+    if data is None:
+        return 0
+    text = data.decode("ascii", "replace") if isinstance(data, bytes) else data
+    text = text.strip()
+    padding = len(text) - len(text.rstrip("="))
+    return max(0, len(text) * 3 // 4 - padding)
 
 
 def error_result(message: str, server: str) -> ToolResult:

@@ -2,8 +2,9 @@
 
 Form mode becomes ``Request(kind="input", prompt=message, data={"schema": requestedSchema})``;
 URL mode becomes ``Request(kind="authorization", prompt=message, url=url)``. An ``ok`` answer
-accepts (with ``answer.data or {}`` in form mode), ``reason="declined"`` declines, anything
-else cancels. Without ``wait_for`` there is no callback, so the capability is not advertised.
+accepts (in form mode with ``answer.data``, every property the answer leaves out taking its
+schema ``default``), ``reason="declined"`` declines, anything else cancels. Without
+``wait_for`` there is no callback, so the capability is not advertised.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext, ElicitationFnT
     from mcp.types import ElicitRequestParams, ElicitResult
 
-__all__ = ["elicitation_callback", "request_for"]
+__all__ = ["elicitation_callback", "request_for", "with_defaults"]
 
 logger = logging.getLogger("toolnexus")
 
@@ -29,6 +30,18 @@ def request_for(params: ElicitRequestParams) -> Request:
     if params.mode == "url":
         return Request.new("authorization", params.message, url=params.url)
     return Request.new("input", params.message, data={"schema": params.requested_schema})
+
+
+def with_defaults(schema: object, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each top-level property's schema ``default`` filled in where absent."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return data
+    out = dict(data)
+    for name, prop in properties.items():
+        if name not in out and isinstance(prop, dict) and "default" in prop:
+            out[name] = prop["default"]
+    return out
 
 
 def elicitation_callback(
@@ -52,7 +65,10 @@ def elicitation_callback(
             )
             return ElicitResult(action="cancel")
         if isinstance(answer, Answer) and answer.ok:
-            content = None if request.kind == "authorization" else answer.data or {}
+            content = None
+            if request.kind != "authorization":
+                schema = getattr(params, "requested_schema", None)
+                content = with_defaults(schema, dict(answer.data or {}))
             return ElicitResult(action="accept", content=content)
         if isinstance(answer, Answer) and answer.reason == "declined":
             return ElicitResult(action="decline")

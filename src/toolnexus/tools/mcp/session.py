@@ -14,19 +14,33 @@ import contextlib
 import logging
 import os
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..._env import expand_env, unsendable
 from ..._redact import redact
-from ...suspension import Answer, Request
+from ...suspension import Answer, Request, pending
 from ...types import JSONObject, ToolContext, ToolResult
 from . import transports
 from .config import McpServerConfig
 from .conversion import error_result, to_tool_result
 from .elicitation import elicitation_callback
-from .transports import HttpStatusError, SessionFlags
+from .failures import (
+    PhaseError,
+    PhaseTimeout,
+    SessionLost,
+    is_closed,
+    is_session_loss,
+    leaf,
+    phase,
+    reason_of,
+)
+from .oauth import Authorizer, create_auth
+from .owner import Live, Owner
+from .stdio_child import StderrTail
+from .tokens import TokenStore
+from .transports import SessionFlags
 
 __all__ = ["ServerConnection", "WaitFor"]
 
@@ -37,81 +51,35 @@ WaitFor = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]
 
 _MAX_PAGES = 1000
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
-_GONE_MESSAGES = frozenset({"Session terminated", "Session not found"})
-
-
-class _SessionLost(Exception):
-    """The server's session is gone (process exited, connection closed, session terminated)."""
-
-
-class _PhaseTimeout(Exception):
-    """A connection phase ran out of its budget."""
 
 
 class _ConnectFailed(Exception):
     """Neither streamable HTTP nor the SSE fallback worked."""
 
 
-@dataclass(slots=True)
-class _Live:
-    """A usable session and what its transport learnt about it."""
-
-    session: Any
-    flags: SessionFlags
-
-
-@dataclass(eq=False)
-class _Owner:
-    """One owner task and the signals between it and the connection."""
-
-    ready: asyncio.Future[tuple[_Live, list[Any]]]
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-    connected: bool = False
-    reported: bool = False
-    cancelled: bool = False
-
-    def succeed(self, live: _Live, listed: list[Any]) -> None:
-        """Hand the connected session to whoever waits for it."""
-        self.connected = self.reported = True
-        if not self.ready.done():
-            self.ready.set_result((live, listed))
-
-    def fail(self, exc: BaseException) -> bool:
-        """Report a failure to whoever waits for the connection; ``False`` if already told."""
-        if self.reported:
-            return False
-        self.reported = True
-        if not self.ready.done():
-            self.ready.set_exception(exc)
-        return True
-
-    def shut(self) -> None:
-        """Make the owner leave its contexts.
-
-        A connected owner is told to stop; one still connecting is cancelled (once); one that
-        has reported a failure is already tearing down and must not be interrupted (a second
-        cancellation could cut the SDK's shielded process shutdown short).
-        """
-        if self.connected:
-            self.stop.set()
-        elif not self.reported and not self.cancelled and self.task is not None:
-            self.cancelled = True
-            self.task.cancel()
-
-
 class ServerConnection:
     """A configured MCP server: its session, its listed tools and its status."""
 
-    def __init__(self, config: McpServerConfig, *, wait_for: WaitFor | None = None) -> None:
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        wait_for: WaitFor | None = None,
+        token_store: TokenStore | None = None,
+    ) -> None:
         self.config = config
         self.name = config.name
         self.status = "disabled" if not config.enabled else "failed"
         self.listed: list[Any] = []
         """The server's tool definitions (SDK objects), in listing order."""
         self._wait_for = wait_for
-        self._live: _Live | None = None
-        self._owners: list[_Owner] = []
+        self._token_store = token_store
+        self._authorizer = Authorizer(config.name, wait_for)
+        self._auth: Any = None
+        self._tail: StderrTail | None = None
+        self._live: Live | None = None
+        self._owners: list[Owner] = []
+        self._parked: dict[str, tuple[asyncio.Task[Any], _Budget]] = {}
         self._lock = asyncio.Lock()
         self._generation = 0
         self._closed = False
@@ -133,45 +101,113 @@ class ServerConnection:
         try:
             self.listed = await self._open(list_tools=True)
         except Exception as exc:
-            self._report(self._reason(exc))
+            self._report(await self._failure(exc))
             return
+        finally:
+            self._authorizer.mode = "call"
         self.status = "connected"
 
     async def call(self, tool: str, args: JSONObject, ctx: ToolContext | None) -> ToolResult:
-        """Call ``tool``; on a lost session reconnect once and retry once. Never raises."""
-        limit = self.timeout
-        if ctx is not None and ctx.timeout is not None:
-            limit = min(limit, ctx.timeout)
+        """Call ``tool``; on a lost session reconnect once and retry once. Never raises.
+
+        When the server needs a person to authorize first, the result is a suspension; the
+        same call executed again with the answer continues the waiting flow.
+        """
+        answer = ctx.answer if ctx is not None else None
+        if answer is not None and self._authorizer.waiting_for(answer):
+            return await self._resume_parked(answer)
         generation, live = self._generation, self._live
         try:
-            result = await self._call_on(live, tool, args, limit)
+            result = await self._call_on(live, tool, args, ctx)
+        except _Parked as parked:
+            return parked.result
         except Exception as exc:
             if self._closed:
                 return error_result(f'MCP server "{self.name}" is closed', self.name)
-            if not _is_session_loss(exc, live):
-                return error_result(self._reason(exc), self.name)
-            return await self._retry(tool, args, limit, generation)
+            if not is_session_loss(exc, live.flags if live else None):
+                return self._error(await self._failure(exc))
+            return await self._retry(tool, args, ctx, generation)
         return to_tool_result(result, self.name)
 
     async def close(self) -> None:
         """End the session and wait until every owner task has left its contexts."""
         self._closed = True
         self._live = None
+        for task, _ in self._parked.values():
+            task.cancel()
+        self._parked.clear()
         owners, self._owners = self._owners, []
         for owner in owners:
             owner.shut()
         tasks = [owner.task for owner in owners if owner.task is not None]
         if tasks:
             await asyncio.wait(tasks)
+        if self._tail is not None:
+            self._tail.close()
 
     # -- calls ---------------------------------------------------------------------------
 
-    async def _call_on(self, live: _Live | None, tool: str, args: JSONObject, limit: float) -> Any:
+    async def _call_on(
+        self, live: Live | None, tool: str, args: JSONObject, ctx: ToolContext | None
+    ) -> Any:
+        """One ``tools/call``; parked (``_Parked``) when a person must authorize first."""
         if live is None:
-            raise _SessionLost(f'MCP server "{self.name}" is not connected')
-        return await live.session.call_tool(tool, args, read_timeout_seconds=limit)
+            raise SessionLost("not connected")
+        budget = _Budget(
+            self.timeout if ctx is None or ctx.timeout is None else min(self.timeout, ctx.timeout)
+        )
+        task = asyncio.ensure_future(self._timed_call(live, tool, args, ctx, budget))
+        requested = asyncio.ensure_future(self._authorizer.requested.wait())
+        try:
+            await asyncio.wait({task, requested}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            requested.cancel()
+        request = self._authorizer.request
+        if task.done() or request is None:
+            return await task
+        budget.pause()
+        self._parked[request.id] = (task, budget)
+        raise _Parked(pending(request))
 
-    async def _retry(self, tool: str, args: JSONObject, limit: float, seen: int) -> ToolResult:
+    async def _timed_call(
+        self, live: Live, tool: str, args: JSONObject, ctx: ToolContext | None, budget: _Budget
+    ) -> Any:
+        """The call under its budget; progress is reported and may push the deadline back."""
+        report = ctx.progress if ctx is not None else None
+        resets = self.config.reset_timeout_on_progress
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(done, total, message)
+            if resets:
+                budget.restart()
+
+        try:
+            async with asyncio.timeout(budget.limit) as budget.timer:
+                return await live.session.call_tool(tool, args, progress_callback=on_progress)
+        except TimeoutError:
+            raise PhaseTimeout(f"call timed out after {round(budget.limit * 1000)} ms") from None
+        except Exception as exc:
+            raise PhaseError("call", exc) from exc
+
+    async def _resume_parked(self, answer: Answer) -> ToolResult:
+        """Give the answer to the flow a parked call waits in, then finish that call."""
+        request = self._authorizer.request
+        parked = self._parked.pop(request.id, None) if request is not None else None
+        self._authorizer.deliver(answer)
+        if parked is None:
+            return self._error("call: the authorization it waited for is gone")
+        task, budget = parked
+        budget.restart()
+        try:
+            result = await task
+        except Exception as exc:
+            return self._error(await self._failure(exc))
+        return to_tool_result(result, self.name)
+
+    async def _retry(
+        self, tool: str, args: JSONObject, ctx: ToolContext | None, seen: int
+    ) -> ToolResult:
         async with self._lock:
             if self._closed:
                 return error_result(f'MCP server "{self.name}" is closed', self.name)
@@ -179,15 +215,17 @@ class ServerConnection:
                 await self._reconnect()
         live = self._live
         if live is None:
-            message = f'MCP server "{self.name}" is unavailable: {self._last_failure}'
-            return error_result(message, self.name)
+            return self._error(f"unavailable: {self._last_failure}")
         try:
-            result = await self._call_on(live, tool, args, limit)
+            result = await self._call_on(live, tool, args, ctx)
+        except _Parked as parked:
+            return parked.result
         except Exception as exc:
-            if _is_session_loss(exc, live) and not self._closed and self._live is live:
+            reason = await self._failure(exc)
+            if is_session_loss(exc, live.flags) and not self._closed and self._live is live:
                 self._live = None
-                self._report(self._reason(exc))
-            return error_result(f'MCP server "{self.name}": {self._reason(exc)}', self.name)
+                self._report(reason)
+            return self._error(reason)
         return to_tool_result(result, self.name)
 
     async def _reconnect(self) -> None:
@@ -203,7 +241,7 @@ class ServerConnection:
         try:
             await self._open(list_tools=False)
         except Exception as exc:
-            self._report(self._reason(exc))
+            self._report(await self._failure(exc))
             return
         finally:
             self._generation += 1
@@ -213,7 +251,7 @@ class ServerConnection:
 
     async def _open(self, *, list_tools: bool) -> list[Any]:
         """Start an owner task and wait until it is connected (or has failed)."""
-        owner = _Owner(ready=asyncio.get_running_loop().create_future())
+        owner = Owner(ready=asyncio.get_running_loop().create_future())
         owner.task = asyncio.create_task(self._own(owner, list_tools), name=f"mcp:{self.name}")
         self._owners.append(owner)
         try:
@@ -224,11 +262,11 @@ class ServerConnection:
             raise
         if self._closed:
             owner.shut()
-            raise _SessionLost(f'MCP server "{self.name}" was closed while connecting')
+            raise SessionLost("closed while connecting")
         self._live = live
         return listed
 
-    async def _own(self, owner: _Owner, list_tools: bool) -> None:
+    async def _own(self, owner: Owner, list_tools: bool) -> None:
         """The owner task: hold the transport and session open until told to stop.
 
         Errors and cancellations travel through the contexts (whose anyio task groups need to
@@ -242,67 +280,93 @@ class ServerConnection:
                 owner.succeed(live, listed)
                 await owner.stop.wait()
         except asyncio.CancelledError:
-            owner.fail(_SessionLost(f'MCP server "{self.name}" was closed'))
+            owner.fail(SessionLost("closed"))
         except Exception as exc:
             if not owner.fail(exc):
-                logger.debug('MCP server "%s" ended with %s', self.name, type(_leaf(exc)).__name__)
+                logger.debug('MCP server "%s" ended with %s', self.name, type(leaf(exc)).__name__)
 
-    async def _connect(self, stack: contextlib.AsyncExitStack, owner: _Owner) -> _Live:
+    async def _connect(self, stack: contextlib.AsyncExitStack, owner: Owner) -> Live:
         """Open the transport and ``initialize``: stdio, or streamable HTTP then SSE."""
         config = self.config
         if config.type == "local":
-            return await self._attempt(stack, lambda flags: transports.stdio(config), owner)
+            if self._tail is not None:
+                self._tail.close()
+            tail = self._tail = StderrTail(sys.stderr)
+            return await self._attempt(stack, lambda flags: transports.stdio(config, tail), owner)
         assert config.url is not None
         url, headers = config.url, self._headers()
+        auth = await self._oauth(url)
         try:
             return await self._attempt(
-                stack, lambda flags: transports.streamable_http(url, headers, flags), None
+                stack, lambda flags: transports.streamable_http(url, headers, flags, auth), None
             )
         except Exception as first:
             logger.debug('MCP server "%s": streamable HTTP failed, trying SSE', self.name)
             prefix = f"streamable HTTP: {self._reason(first)}; SSE: "
             try:
                 return await self._attempt(
-                    stack, lambda flags: transports.sse(url, headers, self.timeout), owner, prefix
+                    stack,
+                    lambda flags: transports.sse(url, headers, self.timeout, auth),
+                    owner,
+                    prefix,
                 )
             except Exception as second:
                 raise _ConnectFailed(prefix + self._reason(second)) from None
+
+    async def _oauth(self, url: str) -> Any:
+        """The server's OAuth provider (made once), or ``None`` when OAuth is off."""
+        config = self.config.oauth
+        if config is None or any(h.lower() == "authorization" for h in self.config.headers):
+            return None
+        if self._auth is None:
+            self._auth = await create_auth(
+                self.name, url, config, self._token_store, self._authorizer
+            )
+        return self._auth
 
     async def _attempt(
         self,
         stack: contextlib.AsyncExitStack,
         transport: Callable[[SessionFlags], transports.Streams],
-        owner: _Owner | None,
+        owner: Owner | None,
         prefix: str = "",
-    ) -> _Live:
+    ) -> Live:
         """Connect over one transport; on success its contexts move to ``stack``.
 
         With an ``owner`` (the last attempt), a failure is reported before the teardown.
         """
         from mcp.client.session import ClientSession
+        from mcp.types import Implementation
+
+        from ... import __version__
 
         flags = SessionFlags()
         callback = elicitation_callback(self.name, self._wait_for)
+        identity = Implementation(name="toolnexus", version=__version__)
+        budget = self.config.timeout_ms
         async with contextlib.AsyncExitStack() as attempt:
             try:
-                async with self._phase("connect"):
+                async with phase("connect", budget):
                     read, write = await attempt.enter_async_context(transport(flags))
                     session = await attempt.enter_async_context(
-                        ClientSession(read, write, elicitation_callback=callback)
+                        ClientSession(
+                            read, write, elicitation_callback=callback, client_info=identity
+                        )
                     )
-                async with self._phase("initialize"):
+                async with phase("initialize", budget):
                     await session.initialize()
             except Exception as exc:
                 if owner is not None:
                     owner.fail(_ConnectFailed(prefix + self._reason(exc)) if prefix else exc)
                 raise
             stack.push_async_exit(attempt.pop_all())
-        return _Live(session, flags)
+        return Live(session, flags)
 
-    async def _list_tools(self, session: Any, owner: _Owner) -> list[Any]:
+    async def _list_tools(self, session: Any, owner: Owner) -> list[Any]:
         """Every tool over all pages; a failure is reported to ``owner`` before the teardown."""
         try:
-            return await self._all_pages(session)
+            async with phase("list", self.config.timeout_ms):
+                return await self._all_pages(session)
         except Exception as exc:
             owner.fail(exc)
             raise
@@ -314,27 +378,17 @@ class ServerConnection:
         tools: list[Any] = []
         seen: set[str] = set()
         cursor: str | None = None
-        async with self._phase("tools/list"):
-            for _ in range(_MAX_PAGES):
-                params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-                page = await session.list_tools(params=params)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if cursor is None:
-                    return tools
-                if cursor in seen:
-                    raise RuntimeError(f"tools/list repeated the cursor {cursor!r}")
-                seen.add(cursor)
+        for _ in range(_MAX_PAGES):
+            params = PaginatedRequestParams(cursor=cursor) if cursor is not None else None
+            page = await session.list_tools(params=params)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if cursor is None:
+                return tools
+            if cursor in seen:
+                raise RuntimeError(f"tools/list repeated the cursor {cursor!r}")
+            seen.add(cursor)
         raise RuntimeError(f"tools/list returned more than {_MAX_PAGES} pages")
-
-    @contextlib.asynccontextmanager
-    async def _phase(self, phase: str) -> AsyncIterator[None]:
-        """Give one phase a fresh ``timeout`` budget."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                yield
-        except TimeoutError:
-            raise _PhaseTimeout(f"{phase} timed out after {self.config.timeout_ms} ms") from None
 
     def _headers(self) -> dict[str, str]:
         """The expanded headers; one that cannot be sent fails the connection, unsent."""
@@ -350,12 +404,15 @@ class ServerConnection:
     def _secrets(self) -> list[str]:
         """Every expanded header value and every variable it used, longest first."""
         found: set[str] = set()
-        for raw in self.config.headers.values():
+        raws = list(self.config.headers.values())
+        oauth = self.config.oauth
+        if oauth is not None:
+            raws += [value for value in (oauth.client_secret, oauth.private_key) if value]
+        for raw in raws:
             names = _VAR.findall(raw)
-            if names:
-                found.add(expand_env(raw))
-                found.update(os.environ.get(name, "") for name in names)
-        return sorted((s for s in found if s), key=len, reverse=True)
+            found.add(expand_env(raw))
+            found.update(os.environ.get(name, "") for name in names)
+        return sorted((s for s in found if len(s) > 2), key=len, reverse=True)
 
     # -- reporting -----------------------------------------------------------------------
 
@@ -364,36 +421,52 @@ class ServerConnection:
         self._last_failure = reason
         logger.warning('MCP server "%s" failed: %s', self.name, reason)
 
+    def _error(self, reason: str) -> ToolResult:
+        return error_result(f'MCP server "{self.name}": {reason}', self.name)
+
+    async def _failure(self, exc: BaseException) -> str:
+        """The reason for a failure; for a stdio server that closed, with its exit and stderr."""
+        reason = self._reason(exc)
+        if self._tail is not None and is_closed(exc):
+            await self._tail.settle()
+            died = self._tail.describe()
+            if died:
+                reason = f"{reason}; {died}"
+        if isinstance(leaf(exc), TimeoutError) and "timed out" not in reason:
+            reason = f"timed out after {self.config.timeout_ms} ms"
+        return reason
+
     def _reason(self, exc: BaseException) -> str:
-        """A one-line description of ``exc`` with every expanded header value masked."""
-        leaf = _leaf(exc)
-        if isinstance(leaf, HttpStatusError):
-            return f"{self._reason(leaf.cause)} (HTTP {leaf.status})"
-        text = str(leaf).strip() or type(leaf).__name__
-        for secret in self._secrets():
-            text = text.replace(secret, "***")
-        return redact(" ".join(redact(text).split()))
+        """A one-line description of ``exc`` with every secret masked."""
+        secrets = self._secrets()
+
+        def mask(text: str) -> str:
+            for secret in secrets:
+                text = text.replace(secret, "***")
+            return text
+
+        return redact(reason_of(exc, mask))
 
 
-def _leaf(exc: BaseException) -> BaseException:
-    """The first meaningful exception inside (possibly nested) exception groups."""
-    while isinstance(exc, BaseExceptionGroup):
-        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
-        exc = (inner or list(exc.exceptions))[0]
-    return exc
+class _Parked(Exception):
+    """A call waits for a person to authorize; ``result`` is the suspension to return."""
+
+    def __init__(self, result: ToolResult) -> None:
+        super().__init__("authorization required")
+        self.result = result
 
 
-def _is_session_loss(exc: BaseException, live: _Live | None) -> bool:
-    """Whether a failed call means the session itself is gone."""
-    import anyio
-    from mcp.shared.exceptions import MCPError
-    from mcp.types import CONNECTION_CLOSED
+class _Budget:
+    """A call's deadline, paused while a person authorizes and restarted on progress."""
 
-    exc = _leaf(exc)
-    if isinstance(exc, MCPError):
-        if live is not None and live.flags.gone:
-            return True
-        return exc.code == CONNECTION_CLOSED or exc.message in _GONE_MESSAGES
-    return isinstance(
-        exc, _SessionLost | ConnectionError | anyio.ClosedResourceError | anyio.BrokenResourceError
-    )
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.timer: asyncio.Timeout | None = None
+
+    def pause(self) -> None:
+        if self.timer is not None:
+            self.timer.reschedule(None)
+
+    def restart(self) -> None:
+        if self.timer is not None:
+            self.timer.reschedule(asyncio.get_running_loop().time() + self.limit)

@@ -14,8 +14,17 @@ from ...cancel import CancelToken
 from ...errors import RunCancelled
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from .config import McpConfig
-from .conversion import ToolInfo, fill_schema, select_tools, tool_info, tool_name
+from .conversion import (
+    ToolInfo,
+    fill_schema,
+    requires_task,
+    select_tools,
+    tool_annotations,
+    tool_info,
+    tool_names,
+)
 from .session import ServerConnection, WaitFor
+from .tokens import TokenStore
 
 __all__ = ["McpSource"]
 
@@ -30,8 +39,16 @@ class McpSource:
     stops every stdio child process.
     """
 
-    def __init__(self, config: McpConfig, *, wait_for: WaitFor | None = None) -> None:
-        self._servers = [ServerConnection(s, wait_for=wait_for) for s in config.servers]
+    def __init__(
+        self,
+        config: McpConfig,
+        *,
+        wait_for: WaitFor | None = None,
+        token_store: TokenStore | None = None,
+    ) -> None:
+        self._servers = [
+            ServerConnection(s, wait_for=wait_for, token_store=token_store) for s in config.servers
+        ]
         self._tools: list[Tool] | None = None
         self._closed = False
 
@@ -42,16 +59,19 @@ class McpSource:
         *,
         cancel: CancelToken | None = None,
         wait_for: WaitFor | None = None,
+        token_store: TokenStore | None = None,
     ) -> McpSource:
         """Connect every enabled server concurrently and list its tools.
 
-        Never raises because of a server. ``cancel`` aborts the whole load: whatever was
+        Never raises because of a server. ``wait_for`` answers elicitations and the sign-in
+        of servers that need OAuth; ``token_store`` keeps their tokens (in memory by default).
+        ``cancel`` aborts the whole load: whatever was
         connected is closed and ``RunCancelled`` is raised. Cancelling the awaiting task
         closes everything too before ``asyncio.CancelledError`` propagates.
         """
         if cancel is not None and cancel.cancelled:
             raise RunCancelled("MCP load cancelled")
-        source = cls(config, wait_for=wait_for)
+        source = cls(config, wait_for=wait_for, token_store=token_store)
         starts = [
             asyncio.create_task(server.start(), name=f"mcp-start:{server.name}")
             for server in source._servers
@@ -86,7 +106,7 @@ class McpSource:
     def inventory(self) -> dict[str, list[ToolInfo]]:
         """Each connected server's tools, unfiltered, under their original names."""
         return {
-            server.name: [tool_info(definition) for definition in server.listed]
+            server.name: [tool_info(server.name, definition) for definition in server.listed]
             for server in self._servers
             if server.status == "connected"
         }
@@ -133,23 +153,33 @@ def _server_tools(server: ServerConnection) -> list[Tool]:
         return []
     names = [str(definition.name) for definition in server.listed]
     keep = select_tools(server.name, names, server.config.tools)
-    return [
-        _make_tool(server, definition)
-        for definition in server.listed
-        if str(definition.name) in keep
-    ]
+    offered = []
+    for definition in server.listed:
+        if str(definition.name) not in keep:
+            continue
+        if requires_task(definition):
+            logger.info(
+                'MCP server "%s": tool "%s" is left out: it can only run as an MCP task',
+                server.name,
+                definition.name,
+            )
+            continue
+        offered.append(definition)
+    final = tool_names(server.name, [str(d.name) for d in offered])
+    return [_make_tool(server, d, final[str(d.name)]) for d in offered]
 
 
-def _make_tool(server: ServerConnection, definition: Any) -> Tool:
+def _make_tool(server: ServerConnection, definition: Any, name: str) -> Tool:
     original = str(definition.name)
 
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         return await server.call(original, dict(args or {}), ctx)
 
     return Tool(
-        name=tool_name(server.name, original),
+        name=name,
         description=definition.description or "",
         input_schema=fill_schema(definition.input_schema),
         source="mcp",
         execute=execute,
+        annotations=tool_annotations(server.name, definition),
     )

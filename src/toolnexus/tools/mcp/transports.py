@@ -7,16 +7,20 @@ pair. The SDK is imported inside the functions only.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any
 
 from .config import McpServerConfig
+from .stdio_child import StderrTail, child_command, child_env
 
-__all__ = ["HttpStatusError", "SessionFlags", "sse", "stdio", "streamable_http"]
+__all__ = [
+    "HttpStatusError",
+    "SessionFlags",
+    "sse",
+    "stdio",
+    "streamable_http",
+]
 
 Streams = contextlib.AbstractAsyncContextManager[tuple[Any, Any]]
 
@@ -27,6 +31,9 @@ class SessionFlags:
 
     gone: bool = False
     """The server answered 404 to a request carrying the session id: the session is over."""
+    stale: bool = False
+    """The server answered 400 to a request carrying the session id: the session may be over
+    (a server that restarted says so; the error message tells)."""
 
 
 class HttpStatusError(Exception):
@@ -38,22 +45,34 @@ class HttpStatusError(Exception):
         self.cause = cause
 
 
-def stdio(config: McpServerConfig) -> Streams:
-    """Start the server's command with ``os.environ`` plus its ``env``, in its ``cwd``."""
+@contextlib.asynccontextmanager
+async def stdio(config: McpServerConfig, tail: StderrTail) -> AsyncIterator[tuple[Any, Any]]:
+    """Start the server's command in its ``cwd`` with the SDK's safe environment plus ``env``.
+
+    Its stderr goes to ``tail``, which learns the exit code when the process ends.
+    """
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    program, *args = config.command
-    params = StdioServerParameters(
-        command=program, args=args, env={**os.environ, **config.env}, cwd=config.cwd
-    )
-    return stdio_client(params, errlog=_child_stderr())
+    env = child_env(config)
+    program, *args = child_command(config, env)
+    params = StdioServerParameters(command=program, args=args, env=env, cwd=config.cwd)
+    await tail.start()
+    try:
+        async with stdio_client(params, errlog=tail.writer) as streams:
+            tail.spawned()
+            yield streams
+    finally:
+        tail.spawned()
 
 
 @contextlib.asynccontextmanager
 async def streamable_http(
-    url: str, headers: dict[str, str], flags: SessionFlags
+    url: str, headers: dict[str, str], flags: SessionFlags, auth: Any = None
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """Streamable HTTP with ``headers`` on every request; notes error statuses in ``flags``."""
+    """Streamable HTTP with ``headers`` on every request; notes error statuses in ``flags``.
+
+    ``auth`` is an ``httpx2.Auth`` (the OAuth provider) or ``None``.
+    """
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -62,13 +81,17 @@ async def streamable_http(
     async def record(response: httpx2.Response) -> None:
         if response.status_code >= 400:
             statuses.append(response.status_code)
-        if response.status_code == 404 and "mcp-session-id" in response.request.headers:
-            flags.gone = True
+        if "mcp-session-id" in response.request.headers:
+            if response.status_code == 404:
+                flags.gone = True
+            elif response.status_code == 400:
+                flags.stale = True
 
     client = httpx2.AsyncClient(
         headers=headers,
         timeout=httpx2.Timeout(30.0, read=300.0),
         event_hooks={"response": [record]},
+        auth=auth,
     )
     try:
         async with client, streamable_http_client(url, http_client=client) as streams:
@@ -79,20 +102,8 @@ async def streamable_http(
         raise
 
 
-def sse(url: str, headers: dict[str, str], timeout: float) -> Streams:
+def sse(url: str, headers: dict[str, str], timeout: float, auth: Any = None) -> Streams:
     """The older HTTP+SSE transport (the fallback when streamable HTTP fails)."""
     from mcp.client.sse import sse_client
 
-    return sse_client(url, headers=headers, timeout=timeout)
-
-
-def _child_stderr() -> TextIO:
-    """Where a stdio server's stderr goes: ours when it is a real file, else nowhere."""
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return subprocess.DEVNULL  # type: ignore[return-value]  # the SDK hands it to the spawn
+    return sse_client(url, headers=headers, timeout=timeout, auth=auth)
