@@ -188,3 +188,57 @@ def test_a_missing_file_raises_config_error_naming_it(tmp_path: Path) -> None:
 def test_a_malformed_dict_raises_config_error_naming_server_and_key() -> None:
     with pytest.raises(ConfigError, match=r'server "git": "command" must be a list'):
         load_mcp_config({"mcpServers": {"git": {"command": {"x": 1}}}})
+
+
+def test_inherit_env_progress_reset_and_oauth_are_read() -> None:
+    config = load_mcp_config(
+        {
+            "mcpServers": {
+                "a": {
+                    "url": "http://127.0.0.1:1/mcp",
+                    "inheritEnv": True,
+                    "resetTimeoutOnProgress": True,
+                    "oauth": {"clientId": "cid", "scope": "read write", "grant": "client_credentials"},
+                },
+                "b": {"url": "http://127.0.0.1:1/mcp", "oauth": True},
+                "c": {"url": "http://127.0.0.1:1/mcp", "oauth": False},
+                "d": {"command": "x"},
+            }
+        }
+    )
+    a, b, c, d = config.servers
+    assert a.inherit_env and a.reset_timeout_on_progress
+    assert a.oauth is not None and (a.oauth.client_id, a.oauth.scope) == ("cid", "read write")
+    assert a.oauth.grant == "client_credentials"
+    assert b.oauth is not None and b.oauth.client_id is None
+    assert c.oauth is None and d.oauth is None
+    assert not d.inherit_env and not d.reset_timeout_on_progress
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"command": "x", "inheritEnv": "yes"}, '"inheritEnv" must be true or false'),
+        ({"url": "http://x", "oauth": 3}, '"oauth" must be true, false or an object'),
+        ({"url": "http://x", "oauth": {"clientID": "a"}}, '"oauth" has an unknown key "clientID"'),
+        ({"url": "http://x", "oauth": {"grant": "client_credentials"}}, 'needs a "clientId"'),
+    ],
+)
+def test_bad_new_keys_name_the_server_and_key(entry: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_mcp_config({"mcpServers": {"s": entry}})
+    assert 'server "s"' in str(caught.value)
+
+
+def test_relative_paths_resolve_against_the_file_folder_and_bare_names_do_not(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        '{"mcpServers": {"rel": {"command": "./bin/s", "args": ["./arg"], "cwd": "w"},'
+        ' "bare": {"command": "npx", "cwd": "/abs"}}}'
+    )
+    rel, bare = load_mcp_config(path).servers
+    assert rel.command == [str(tmp_path / "bin" / "s"), "./arg"]
+    assert rel.cwd == str(tmp_path / "w")
+    assert (bare.command, bare.cwd) == (["npx"], "/abs")

@@ -77,7 +77,7 @@ def reason_of(exc: BaseException, mask: Callable[[str], str]) -> str:
 def is_session_loss(exc: BaseException, flags: SessionFlags | None) -> bool:
     """Whether a failed request means the session itself is gone.
 
-    A closed connection, a 404 to a request carrying the session id, and a 400 whose error
+    A closed connection, a 404 to a request carrying the session id, and a 400 whose body
     talks about the session (what servers that restarted answer to a stale id) all count.
     """
     import anyio
@@ -88,9 +88,7 @@ def is_session_loss(exc: BaseException, flags: SessionFlags | None) -> bool:
     if isinstance(exc, PhaseError):
         return is_session_loss(exc.cause, flags)
     if isinstance(exc, MCPError):
-        if flags is not None and flags.gone:
-            return True
-        if flags is not None and flags.stale and "session" in exc.message.lower():
+        if flags is not None and (flags.gone or flags.stale):
             return True
         return exc.code == CONNECTION_CLOSED or exc.message in _GONE_MESSAGES
     return isinstance(

@@ -32,8 +32,8 @@ class SessionFlags:
     gone: bool = False
     """The server answered 404 to a request carrying the session id: the session is over."""
     stale: bool = False
-    """The server answered 400 to a request carrying the session id: the session may be over
-    (a server that restarted says so; the error message tells)."""
+    """The server answered 400 to a request carrying the session id, naming the session in
+    its body (what a server that restarted answers to the old id): the session is over."""
 
 
 class HttpStatusError(Exception):
@@ -85,7 +85,8 @@ async def streamable_http(
             if response.status_code == 404:
                 flags.gone = True
             elif response.status_code == 400:
-                flags.stale = True
+                body = await response.aread()  # small; kept for the SDK to read again
+                flags.stale = b"session" in body[:4096].lower()
 
     client = httpx2.AsyncClient(
         headers=headers,

@@ -1,0 +1,135 @@
+"""Non-text content, long and clashing names, annotations and task-only tools."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+
+import pytest
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolAnnotations,
+)
+
+from toolnexus.tools.mcp.conversion import (
+    requires_task,
+    to_tool_result,
+    tool_annotations,
+    tool_name,
+    tool_names,
+)
+
+PNG = "iVBORw0KGgo="  # 8 bytes once decoded
+
+
+def test_every_non_text_part_is_described_and_kept_as_received() -> None:
+    parts = [
+        TextContent(type="text", text="intro"),
+        ImageContent(type="image", data=PNG, mime_type="image/png"),
+        AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="file:///a.txt", text="inside", mime_type="text/plain"),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(uri="file:///b.bin", blob="AAAAAA==", mime_type="x/y"),
+        ),
+        ResourceLink(type="resource_link", uri="file:///c.md", name="c"),
+    ]
+    mapped = to_tool_result(CallToolResult(content=parts), "srv")
+    assert mapped.output.splitlines() == [
+        "intro",
+        "[image image/png, 8 bytes]",
+        "[audio audio/wav, 3 bytes]",
+        "inside",
+        "[resource file:///b.bin x/y, 4 bytes]",
+        "[resource file:///c.md (c)]",
+    ]
+    assert not mapped.is_error
+    assert mapped.metadata is not None
+    kept = mapped.metadata["content"]
+    assert [part["type"] for part in kept] == [
+        "image",
+        "audio",
+        "resource",
+        "resource",
+        "resource_link",
+    ]
+    assert kept[0] == {"type": "image", "data": PNG, "mimeType": "image/png"}
+
+
+def test_a_result_made_only_of_an_image_is_not_empty() -> None:
+    image = ImageContent(type="image", data=PNG, mime_type="image/png")
+    mapped = to_tool_result(CallToolResult(content=[image]), "srv")
+    assert mapped.output == "[image image/png, 8 bytes]"
+
+
+def test_structured_content_replaces_the_text_but_not_the_binary_parts() -> None:
+    big = "A" * 400_000
+    parts = [
+        TextContent(type="text", text='{"n":1}'),
+        ImageContent(type="image", data=big, mime_type="image/png"),
+    ]
+    mapped = to_tool_result(CallToolResult(content=parts, structured_content={"n": 1}), "srv")
+    assert mapped.output == '{"n":1}\n[image image/png, 300000 bytes]'
+
+
+def test_long_names_are_cut_to_64_characters_with_a_hash_of_server_and_tool() -> None:
+    tool = "x" * 80
+    name = tool_name("srv", tool)
+    digest = hashlib.sha256(b"srv\0" + tool.encode()).hexdigest()[:8]
+    assert name == f"srv_{tool}"[:55] + "_" + digest
+    assert len(name) == 64
+    assert tool_name("srv", "short") == "srv_short"
+
+
+def test_names_that_sanitise_alike_stay_distinct_with_a_warning_naming_both(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolnexus")
+    names = tool_names("git", ["a.b", "a_b", "c"])
+    assert names["a.b"] == "git_a_b"
+    assert names["a_b"].startswith("git_a_b_") and len(names["a_b"]) == len("git_a_b_") + 8
+    assert names["c"] == "git_c"
+    (warning,) = caplog.messages
+    assert 'MCP server "git"' in warning
+    assert '"a.b"' in warning and '"a_b"' in warning
+
+
+def test_annotations_title_and_output_schema_are_kept_with_the_original_name() -> None:
+    definition = Tool(
+        name="delete.file",
+        title="Delete a file",
+        input_schema={"type": "object"},
+        output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False),
+    )
+    assert tool_annotations("fs", definition) == {
+        "destructiveHint": True,
+        "readOnlyHint": False,
+        "title": "Delete a file",
+        "outputSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+        "server": "fs",
+        "originalName": "delete.file",
+    }
+
+
+def test_only_tools_that_require_a_task_are_recognised_as_task_only() -> None:
+    def listed(support: str | None) -> Tool:
+        execution = {"taskSupport": support} if support else None
+        return Tool.model_validate(
+            {"name": "t", "inputSchema": {"type": "object"}, "execution": execution}
+        )
+
+    assert requires_task(listed("required"))
+    assert not requires_task(listed("optional"))
+    assert not requires_task(listed(None))

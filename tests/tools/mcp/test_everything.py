@@ -1,0 +1,103 @@
+"""Against the reference ``server-everything``: content types, annotations, task-only tools,
+progress, elicitation defaults, and a restart answered with 400 over streamable HTTP."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from toolnexus import Answer, Request, ToolContext, Toolkit, create_toolkit
+
+from .everything import Everything, everything_or_skip, stop
+
+
+@pytest.fixture(scope="module")
+def everything() -> Everything:
+    return everything_or_skip()
+
+
+@pytest.fixture
+async def stdio_kit(everything: Everything) -> AsyncIterator[Toolkit]:
+    def accept_with_a_name(request: Request) -> Answer:
+        return Answer(request.id, ok=True, data={"name": "Ann"})
+
+    config = {"mcpServers": {"ev": everything.stdio_entry()}}
+    async with await create_toolkit(
+        mcp_config=config, builtins=False, wait_for=accept_with_a_name
+    ) as tk:
+        assert tk.mcp_status() == {"ev": "connected"}
+        yield tk
+
+
+@pytest.fixture
+def http_procs() -> Iterator[list[subprocess.Popen[str]]]:
+    procs: list[subprocess.Popen[str]] = []
+    yield procs
+    for proc in procs:
+        stop(proc)
+
+
+async def test_image_resource_link_and_structured_results_reach_the_output(
+    stdio_kit: Toolkit,
+) -> None:
+    image = await stdio_kit.execute("ev_get-tiny-image", {})
+    assert "[image image/png, " in image.output
+    assert image.metadata is not None
+    (part,) = [p for p in image.metadata["content"] if p["type"] == "image"]
+    assert part["mimeType"] == "image/png" and len(part["data"]) > 100
+
+    ref = await stdio_kit.execute("ev_get-resource-reference", {"resourceType": "Text"})
+    assert ref.metadata is not None
+    assert [p["type"] for p in ref.metadata["content"]] == ["resource"]
+
+    links = await stdio_kit.execute("ev_get-resource-links", {"count": 2})
+    assert links.output.count("[resource ") == 2
+    assert links.metadata is not None
+    assert {p["type"] for p in links.metadata["content"]} == {"resource_link"}
+
+    structured = await stdio_kit.execute("ev_get-structured-content", {"location": "Chicago"})
+    assert structured.output.startswith("{") and "temperature" in structured.output
+
+
+async def test_annotations_title_and_task_only_tools(stdio_kit: Toolkit) -> None:
+    tool = stdio_kit.get("ev_get-annotated-message")
+    assert tool is not None and tool.annotations is not None
+    assert tool.annotations["readOnlyHint"] is True
+    assert tool.annotations["destructiveHint"] is False
+    assert tool.annotations["title"] == "Get Annotated Message Tool"
+    assert tool.annotations["originalName"] == "get-annotated-message"
+    assert "ev_simulate-research-query" not in stdio_kit  # it can only run as an MCP task
+
+
+async def test_progress_reaches_the_tool_context(stdio_kit: Toolkit) -> None:
+    seen: list[tuple[float, float | None]] = []
+    ctx = ToolContext(progress=lambda done, total, message: seen.append((done, total)))
+    args = {"duration": 0.3, "steps": 3}
+    result = await stdio_kit.execute("ev_trigger-long-running-operation", args, ctx)
+    assert "completed" in result.output
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+async def test_elicitation_answers_get_the_schema_defaults(stdio_kit: Toolkit) -> None:
+    result = await stdio_kit.execute("ev_trigger-elicitation-request", {})
+    assert "- Name: Ann" in result.output
+    assert "- Favorite Integer: 42" in result.output
+    assert "- Favorite Number: 3.14" in result.output
+
+
+async def test_a_restarted_http_server_answering_400_gets_a_new_session(
+    everything: Everything, http_procs: list[subprocess.Popen[str]]
+) -> None:
+    proc, port = await everything.start_http()
+    http_procs.append(proc)
+    config = {"mcpServers": {"ev": {"url": f"http://127.0.0.1:{port}/mcp"}}}
+    async with await create_toolkit(mcp_config=config, builtins=False) as tk:
+        assert (await tk.execute("ev_echo", {"message": "one"})).output == "Echo: one"
+        stop(proc)
+        proc, _ = await everything.start_http(port)
+        http_procs.append(proc)
+        again = await tk.execute("ev_echo", {"message": "two"})
+        assert (again.output, again.is_error) == ("Echo: two", False)
+        assert tk.mcp_status() == {"ev": "connected"}
