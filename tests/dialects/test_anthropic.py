@@ -378,3 +378,35 @@ def test_results_in_reads_the_tool_result_blocks_of_a_user_message() -> None:
 )
 def test_incomplete_text_is_always_empty(message: JSONObject | None) -> None:
     assert DIALECT.incomplete_text(message) == ""
+
+
+def test_image_parts_kept_by_a_tool_travel_as_image_blocks_in_its_result() -> None:
+    metadata = {
+        "server": "s",
+        "content": [
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/x-unknown"},
+        ],
+    }
+    result = ToolResult("[image image/png, 2 bytes]", metadata=metadata)
+    (message,) = AnthropicDialect().tool_results([("toolu_1", result)])
+    assert message == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": [
+                    {"type": "text", "text": "[image image/png, 2 bytes]"},
+                    {
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": "image/png", "data": "aGk="},
+                    },
+                ],
+                "is_error": False,
+            }
+        ],
+    }
+    ((call_id, read_back),) = AnthropicDialect().results_in(message)
+    assert (call_id, read_back.output) == ("toolu_1", "[image image/png, 2 bytes]")

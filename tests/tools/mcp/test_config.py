@@ -198,7 +198,11 @@ def test_inherit_env_progress_reset_and_oauth_are_read() -> None:
                     "url": "http://127.0.0.1:1/mcp",
                     "inheritEnv": True,
                     "resetTimeoutOnProgress": True,
-                    "oauth": {"clientId": "cid", "scope": "read write", "grant": "client_credentials"},
+                    "oauth": {
+                        "clientId": "cid",
+                        "scope": "read write",
+                        "grant": "client_credentials",
+                    },
                 },
                 "b": {"url": "http://127.0.0.1:1/mcp", "oauth": True},
                 "c": {"url": "http://127.0.0.1:1/mcp", "oauth": False},
@@ -207,12 +211,17 @@ def test_inherit_env_progress_reset_and_oauth_are_read() -> None:
         }
     )
     a, b, c, d = config.servers
-    assert a.inherit_env and a.reset_timeout_on_progress
-    assert a.oauth is not None and (a.oauth.client_id, a.oauth.scope) == ("cid", "read write")
+    assert a.inherit_env
+    assert a.reset_timeout_on_progress
+    assert a.oauth is not None
+    assert (a.oauth.client_id, a.oauth.scope) == ("cid", "read write")
     assert a.oauth.grant == "client_credentials"
-    assert b.oauth is not None and b.oauth.client_id is None
-    assert c.oauth is None and d.oauth is None
-    assert not d.inherit_env and not d.reset_timeout_on_progress
+    assert b.oauth is not None
+    assert b.oauth.client_id is None
+    assert c.oauth is None
+    assert d.oauth is None
+    assert not d.inherit_env
+    assert not d.reset_timeout_on_progress
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,9 @@ def test_every_non_text_part_is_described_and_kept_as_received() -> None:
         AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
         EmbeddedResource(
             type="resource",
-            resource=TextResourceContents(uri="file:///a.txt", text="inside", mime_type="text/plain"),
+            resource=TextResourceContents(
+                uri="file:///a.txt", text="inside", mime_type="text/plain"
+            ),
         ),
         EmbeddedResource(
             type="resource",
@@ -98,11 +100,13 @@ def test_names_that_sanitise_alike_stay_distinct_with_a_warning_naming_both(
     caplog.set_level(logging.WARNING, logger="toolnexus")
     names = tool_names("git", ["a.b", "a_b", "c"])
     assert names["a.b"] == "git_a_b"
-    assert names["a_b"].startswith("git_a_b_") and len(names["a_b"]) == len("git_a_b_") + 8
+    assert names["a_b"].startswith("git_a_b_")
+    assert len(names["a_b"]) == len("git_a_b_") + 8
     assert names["c"] == "git_c"
     (warning,) = caplog.messages
     assert 'MCP server "git"' in warning
-    assert '"a.b"' in warning and '"a_b"' in warning
+    assert '"a.b"' in warning
+    assert '"a_b"' in warning
 
 
 def test_annotations_title_and_output_schema_are_kept_with_the_original_name() -> None:

@@ -46,7 +46,8 @@ async def test_image_resource_link_and_structured_results_reach_the_output(
     assert "[image image/png, " in image.output
     assert image.metadata is not None
     (part,) = [p for p in image.metadata["content"] if p["type"] == "image"]
-    assert part["mimeType"] == "image/png" and len(part["data"]) > 100
+    assert part["mimeType"] == "image/png"
+    assert len(part["data"]) > 100
 
     ref = await stdio_kit.execute("ev_get-resource-reference", {"resourceType": "Text"})
     assert ref.metadata is not None
@@ -58,12 +59,14 @@ async def test_image_resource_link_and_structured_results_reach_the_output(
     assert {p["type"] for p in links.metadata["content"]} == {"resource_link"}
 
     structured = await stdio_kit.execute("ev_get-structured-content", {"location": "Chicago"})
-    assert structured.output.startswith("{") and "temperature" in structured.output
+    assert structured.output.startswith("{")
+    assert "temperature" in structured.output
 
 
 async def test_annotations_title_and_task_only_tools(stdio_kit: Toolkit) -> None:
     tool = stdio_kit.get("ev_get-annotated-message")
-    assert tool is not None and tool.annotations is not None
+    assert tool is not None
+    assert tool.annotations is not None
     assert tool.annotations["readOnlyHint"] is True
     assert tool.annotations["destructiveHint"] is False
     assert tool.annotations["title"] == "Get Annotated Message Tool"

@@ -91,7 +91,9 @@ async def test_a_server_that_exits_is_reported_with_its_exit_code_and_last_stder
 ) -> None:
     caplog.set_level(logging.WARNING, logger="toolnexus")
     script = tmp_path / "dies.py"
-    script.write_text("import sys\nprint('fatal: API_KEY is not set', file=sys.stderr)\nsys.exit(3)\n")
+    script.write_text(
+        "import sys\nprint('fatal: API_KEY is not set', file=sys.stderr)\nsys.exit(3)\n"
+    )
     config = {"mcpServers": {"dies": {"command": [sys.executable, str(script)]}}}
     async with await create_toolkit(mcp_config=config) as tk:
         assert tk.mcp_status() == {"dies": "failed"}
