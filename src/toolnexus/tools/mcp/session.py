@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -23,12 +21,11 @@ from ..._redact import redact
 from ...suspension import Answer, Request, pending
 from ...types import JSONObject, ToolContext, ToolResult
 from . import transports
+from .calls import Budget, Parked, secrets_of, timed_call
 from .config import McpServerConfig
 from .conversion import error_result, to_tool_result
 from .elicitation import elicitation_callback
 from .failures import (
-    PhaseError,
-    PhaseTimeout,
     SessionLost,
     is_closed,
     is_session_loss,
@@ -50,7 +47,6 @@ WaitFor = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]
 """The host's ``wait_for`` callback, used to answer elicitation requests."""
 
 _MAX_PAGES = 1000
-_VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
 
 class _ConnectFailed(Exception):
@@ -79,7 +75,7 @@ class ServerConnection:
         self._tail: StderrTail | None = None
         self._live: Live | None = None
         self._owners: list[Owner] = []
-        self._parked: dict[str, tuple[asyncio.Task[Any], _Budget]] = {}
+        self._parked: dict[str, tuple[asyncio.Task[Any], Budget]] = {}
         self._lock = asyncio.Lock()
         self._generation = 0
         self._closed = False
@@ -119,7 +115,7 @@ class ServerConnection:
         generation, live = self._generation, self._live
         try:
             result = await self._call_on(live, tool, args, ctx)
-        except _Parked as parked:
+        except Parked as parked:
             return parked.result
         except Exception as exc:
             if self._closed:
@@ -150,13 +146,15 @@ class ServerConnection:
     async def _call_on(
         self, live: Live | None, tool: str, args: JSONObject, ctx: ToolContext | None
     ) -> Any:
-        """One ``tools/call``; parked (``_Parked``) when a person must authorize first."""
+        """One ``tools/call``; parked (``Parked``) when a person must authorize first."""
         if live is None:
             raise SessionLost("not connected")
-        budget = _Budget(
+        budget = Budget(
             self.timeout if ctx is None or ctx.timeout is None else min(self.timeout, ctx.timeout)
         )
-        task = asyncio.ensure_future(self._timed_call(live, tool, args, ctx, budget))
+        task = asyncio.ensure_future(
+            timed_call(live.session, tool, args, ctx, budget, self.config.reset_timeout_on_progress)
+        )
         requested = asyncio.ensure_future(self._authorizer.requested.wait())
         try:
             await asyncio.wait({task, requested}, return_when=asyncio.FIRST_COMPLETED)
@@ -167,28 +165,7 @@ class ServerConnection:
             return await task
         budget.pause()
         self._parked[request.id] = (task, budget)
-        raise _Parked(pending(request))
-
-    async def _timed_call(
-        self, live: Live, tool: str, args: JSONObject, ctx: ToolContext | None, budget: _Budget
-    ) -> Any:
-        """The call under its budget; progress is reported and may push the deadline back."""
-        report = ctx.progress if ctx is not None else None
-        resets = self.config.reset_timeout_on_progress
-
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if report is not None:
-                report(done, total, message)
-            if resets:
-                budget.restart()
-
-        try:
-            async with asyncio.timeout(budget.limit) as budget.timer:
-                return await live.session.call_tool(tool, args, progress_callback=on_progress)
-        except TimeoutError:
-            raise PhaseTimeout(f"call timed out after {round(budget.limit * 1000)} ms") from None
-        except Exception as exc:
-            raise PhaseError("call", exc) from exc
+        raise Parked(pending(request))
 
     async def _resume_parked(self, answer: Answer) -> ToolResult:
         """Give the answer to the flow a parked call waits in, then finish that call."""
@@ -218,7 +195,7 @@ class ServerConnection:
             return self._error(f"unavailable: {self._last_failure}")
         try:
             result = await self._call_on(live, tool, args, ctx)
-        except _Parked as parked:
+        except Parked as parked:
             return parked.result
         except Exception as exc:
             reason = await self._failure(exc)
@@ -401,19 +378,6 @@ class ServerConnection:
                 )
         return headers
 
-    def _secrets(self) -> list[str]:
-        """Every expanded header value and every variable it used, longest first."""
-        found: set[str] = set()
-        raws = list(self.config.headers.values())
-        oauth = self.config.oauth
-        if oauth is not None:
-            raws += [value for value in (oauth.client_secret, oauth.private_key) if value]
-        for raw in raws:
-            names = _VAR.findall(raw)
-            found.add(expand_env(raw))
-            found.update(os.environ.get(name, "") for name in names)
-        return sorted((s for s in found if len(s) > 2), key=len, reverse=True)
-
     # -- reporting -----------------------------------------------------------------------
 
     def _report(self, reason: str) -> None:
@@ -438,7 +402,7 @@ class ServerConnection:
 
     def _reason(self, exc: BaseException) -> str:
         """A one-line description of ``exc`` with every secret masked."""
-        secrets = self._secrets()
+        secrets = secrets_of(self.config)
 
         def mask(text: str) -> str:
             for secret in secrets:
@@ -446,27 +410,3 @@ class ServerConnection:
             return text
 
         return redact(reason_of(exc, mask))
-
-
-class _Parked(Exception):
-    """A call waits for a person to authorize; ``result`` is the suspension to return."""
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__("authorization required")
-        self.result = result
-
-
-class _Budget:
-    """A call's deadline, paused while a person authorizes and restarted on progress."""
-
-    def __init__(self, limit: float) -> None:
-        self.limit = limit
-        self.timer: asyncio.Timeout | None = None
-
-    def pause(self) -> None:
-        if self.timer is not None:
-            self.timer.reschedule(None)
-
-    def restart(self) -> None:
-        if self.timer is not None:
-            self.timer.reschedule(asyncio.get_running_loop().time() + self.limit)
