@@ -132,6 +132,7 @@ class ToolRunner:
     ) -> AsyncIterator[ToolProgressEvent | Finished[T]]:
         """Run ``work``, yielding the progress its calls report and finally its result."""
         task = asyncio.ensure_future(work)
+        getter: asyncio.Future[ToolProgressEvent] | None = None
         try:
             while not task.done():
                 getter = asyncio.ensure_future(self._progress.get())
@@ -140,13 +141,16 @@ class ToolRunner:
                     yield getter.result()
                 else:
                     getter.cancel()
+                getter = None
             while not self._progress.empty():
                 yield self._progress.get_nowait()
             yield Finished(task.result())
         finally:
-            if not task.done():
-                task.cancel()
-                await asyncio.wait([task])
+            leftover = [f for f in (task, getter) if f is not None and not f.done()]
+            for future in leftover:
+                future.cancel()
+            if leftover:
+                await asyncio.wait(leftover)
 
     def _next_seq(self) -> int:
         """Executions are numbered in the (deterministic) order the loop starts them."""
