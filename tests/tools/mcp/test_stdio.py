@@ -217,6 +217,7 @@ async def test_a_call_is_bounded_by_the_server_timeout() -> None:
         slow = await tk.execute("t_sleep", {"seconds": 30})
         assert time.monotonic() - started < 12
         assert slow.is_error
+        assert slow.output == 'MCP server "t": call timed out after 6000 ms'
         assert slow.metadata == {"server": "t"}
         assert (await tk.execute("t_echo", {"text": "still here"})).output == "still here"
 
