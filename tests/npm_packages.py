@@ -16,6 +16,7 @@ from pathlib import Path
 PACKAGES = (
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/conformance@0.1.16",
+    "@modelcontextprotocol/inspector-cli@1.0.3",
     "node@22.23.3",
 )
 ROOT = Path(__file__).resolve().parent.parent / ".cache" / "npm"

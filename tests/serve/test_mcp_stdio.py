@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -57,3 +58,50 @@ async def test_stdio_honours_the_tools_filter() -> None:
             await session.call_tool("echo", {"text": "hidden"})
     assert [t.name for t in listed.tools] == ["wait"]
     assert caught.value.code == -32602
+
+
+def test_stdio_server_returns_when_stdin_closes_even_mid_call() -> None:
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "wait", "arguments": {"tag": "t", "seconds": 600}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.serve.kit"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdin is not None
+        assert proc.stdout is not None
+        proc.stdin.write(json.dumps(messages[0]) + "\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 1
+        for message in messages[1:]:
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        proc.stdin.close()  # the client goes away while the 600 s call runs
+        assert proc.wait(timeout=LIMIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
