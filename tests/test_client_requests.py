@@ -243,7 +243,9 @@ async def test_openai_stream_orders_calls_by_index_not_arrival(
         return openai_chunk({"tool_calls": [piece]})
 
     stub.enqueue(
-        reply.raw_sse([start(1, "call_b"), args(1, "B"), start(0, "call_a"), args(0, "A")]),
+        reply.raw_sse(
+            [start(1, "call_b"), args(1, "B"), start(0, "call_a"), args(0, "A"), "data: [DONE]"]
+        ),
         reply.text("ok"),
     )
     events = [e async for e in make_client("openai").stream("hi", weather_kit)]

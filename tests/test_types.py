@@ -144,7 +144,12 @@ def test_run_result_to_dict_has_exactly_the_camel_case_wire_keys() -> None:
         "usage": {"promptTokens": 10, "completionTokens": 6, "totalTokens": 16},
         "model": "test-model",
         "status": "done",
+        "stopReason": None,
     }
+
+
+def test_run_result_to_dict_carries_the_stop_reason() -> None:
+    assert _result(stop_reason="length").to_dict()["stopReason"] == "length"
 
 
 def test_run_result_to_dict_adds_limit_only_when_set() -> None:

@@ -184,6 +184,10 @@ class RunResult:
     status: RunStatus
     limit: str | None = None
     pending: Request | None = None
+    stop_reason: str | None = None
+    """Why the last model reply ended, the same names in every wire style: ``"stop"``,
+    ``"length"`` (cut by the token limit), ``"tool_calls"``, ``"content_filter"``,
+    ``"refusal"``; another provider value as it came; ``None`` when the provider gave none."""
 
     def to_dict(self) -> JSONObject:
         """The camelCase wire form (JSON-serialisable)."""
@@ -196,6 +200,7 @@ class RunResult:
             "usage": self.usage.to_dict(),
             "model": self.model,
             "status": self.status,
+            "stopReason": self.stop_reason,
         }
         if self.limit is not None:
             out["limit"] = self.limit

@@ -36,6 +36,9 @@ def events_of(name: str, size: int | None = None) -> list[JSONObject]:
     return events + decoder.close()
 
 
+STOP: JSONObject = {"type": "message_stop"}
+
+
 def stream(events: list[JSONObject]) -> tuple[list[str], Turn]:
     parser = DIALECT.stream_parser(turn=0)
     deltas = [delta for event in events for delta in parser.feed(event)]
@@ -212,6 +215,7 @@ def test_a_streamed_tool_use_assembles_input_json_and_takes_the_last_output_coun
         {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Chennai"}}
     ]
     assert turn.message == {"role": "assistant", "content": content}
+    assert turn.stop_reason == "tool_calls"
     assert turn.response == {
         "content": content,
         "stop_reason": "tool_use",
@@ -231,14 +235,19 @@ def test_text_and_tool_blocks_are_rebuilt_in_index_order(size: int | None) -> No
     ]
     assert turn.usage == Usage(25, 42, 67)
     content = [
+        {"type": "thinking", "thinking": "hmm"},
         {"type": "text", "text": "Let me check — ☀"},
         {"type": "tool_use", "id": "toolu_a", "name": "get_weather", "input": {"city": "Chennai"}},
         {"type": "tool_use", "id": "toolu_b", "name": "get_time", "input": {}},
     ]
     assert turn.message == {"role": "assistant", "content": content}
     assert turn.response == {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
         "content": content,
         "stop_reason": "tool_use",
+        "stop_sequence": None,
         "usage": {"input_tokens": 25, "output_tokens": 42},
         "streamed": True,
     }
@@ -253,6 +262,7 @@ def test_blocks_started_out_of_order_come_out_by_index() -> None:
         },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        STOP,
     ]
     _, turn = stream(events)
     assert turn.message["content"] == [
@@ -266,20 +276,19 @@ def test_the_last_input_and_output_counts_seen_are_the_turn_usage() -> None:
         {"type": "message_start", "message": {"usage": {"input_tokens": 7, "output_tokens": 1}}},
         {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 3}},
         {"type": "message_delta", "delta": {}, "usage": {"input_tokens": 9, "output_tokens": 5}},
+        {"type": "message_delta", "delta": {}, "usage": {"input_tokens": None}},
+        STOP,
     ]
     _, turn = stream(events)
     assert turn.usage == Usage(9, 5, 14)
 
 
 def test_stream_without_usage_counts_zero_and_has_no_stop_reason() -> None:
-    _, turn = stream([{"type": "message_stop"}])
+    _, turn = stream([STOP])
     assert turn.usage == Usage(0, 0, 0)
-    assert turn.response == {
-        "content": [],
-        "stop_reason": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0},
-        "streamed": True,
-    }
+    assert turn.stop_reason is None
+    assert turn.message is None
+    assert turn.response == {"content": [], "streamed": True}
 
 
 def test_streamed_invalid_input_json_becomes_an_error() -> None:
@@ -294,6 +303,7 @@ def test_streamed_invalid_input_json_becomes_an_error() -> None:
             "index": 0,
             "delta": {"type": "input_json_delta", "partial_json": '{"a":'},
         },
+        STOP,
     ]
     [use] = stream(events)[1].tool_uses
     assert (use.id, use.name, use.args) == ("t1", "f", {})
@@ -373,11 +383,29 @@ def test_results_in_reads_the_tool_result_blocks_of_a_user_message() -> None:
 
 
 @pytest.mark.parametrize(
-    "message",
-    [{"role": "assistant", "content": [{"type": "text", "text": "partial"}]}, None],
+    ("message", "expected"),
+    [
+        ({"role": "assistant", "content": [{"type": "text", "text": "partial"}]}, "partial"),
+        (
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Let me "},
+                    {"type": "tool_use", "id": "t", "name": "f", "input": {}},
+                    {"type": "text", "text": "check."},
+                ],
+            },
+            "Let me check.",
+        ),
+        ({"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "f"}]}, ""),
+        ({"role": "assistant", "content": "plain"}, "plain"),
+        (None, ""),
+    ],
 )
-def test_incomplete_text_is_always_empty(message: JSONObject | None) -> None:
-    assert DIALECT.incomplete_text(message) == ""
+def test_incomplete_text_joins_the_text_blocks_of_the_last_message(
+    message: JSONObject | None, expected: str
+) -> None:
+    assert DIALECT.incomplete_text(message) == expected
 
 
 def test_image_parts_kept_by_a_tool_travel_as_image_blocks_in_its_result() -> None:

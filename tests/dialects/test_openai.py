@@ -39,10 +39,11 @@ def events_of(name: str, size: int | None = None) -> list[JSONObject]:
     return events + decoder.close()
 
 
-def stream(events: list[JSONObject], *, turn: int = 0) -> tuple[list[str], Turn]:
+def stream(events: list[JSONObject], *, turn: int = 0, done: bool = True) -> tuple[list[str], Turn]:
+    """Feed ``events``; ``done`` says whether a ``[DONE]`` sentinel ended the body."""
     parser = DIALECT.stream_parser(turn=turn)
     deltas = [delta for event in events for delta in parser.feed(event)]
-    return deltas, parser.finish()
+    return deltas, parser.finish(done=done)
 
 
 def reply(message: JSONObject, usage: JSONObject | None = None) -> JSONObject:
@@ -287,8 +288,10 @@ def test_a_streamed_tool_call_assembles_split_arguments_into_one_call(size: int 
     assert turn.usage == Usage(10, 6, 16)
     message = assistant(call("call_1", "get_weather", '{"city":"Chennai"}'), content="Hel")
     assert turn.message == message
+    assert turn.stop_reason is None  # no chunk carried a finish_reason
     assert turn.response == {
-        "choices": [{"message": message, "finish_reason": "tool_calls"}],
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": None}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 6, "total_tokens": 16},
         "streamed": True,
     }
@@ -314,8 +317,10 @@ def test_calls_arriving_with_index_1_then_0_come_out_in_index_order(size: int | 
         call("call_b", "get_time", '{"tz":"IST"}'),
     )
     assert turn.message == message
+    assert turn.stop_reason == "tool_calls"
     assert turn.response == {
-        "choices": [{"message": message, "finish_reason": "tool_calls"}],
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 9, "total_tokens": 29},
         "streamed": True,
     }
@@ -328,8 +333,10 @@ def test_text_stream_with_comments_gives_deltas_and_a_plain_message() -> None:
     assert turn.tool_uses == []
     assert turn.usage == Usage(12, 7, 19)
     assert turn.message == {"role": "assistant", "content": turn.text}
+    assert turn.stop_reason == "stop"
     assert turn.response == {
-        "choices": [{"message": turn.message, "finish_reason": "stop"}],
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": turn.message, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
         "streamed": True,
     }
@@ -342,10 +349,25 @@ def test_multiline_data_stream_sums_a_missing_total() -> None:
     assert turn.usage == Usage(3, 2, 5)
 
 
-def test_stream_ended_without_done_still_assembles_every_event() -> None:
-    deltas, turn = stream(events_of("openai_no_trailing_blank_line.sse"))
+def test_stream_ended_without_finish_reason_or_done_is_cut_short() -> None:
+    parser = DIALECT.stream_parser(turn=0)
+    deltas = [
+        d for event in events_of("openai_no_trailing_blank_line.sse") for d in parser.feed(event)
+    ]
     assert deltas == ["no ", "trailer"]
+    with pytest.raises(MalformedResponse, match=r"^stream ended early: "):
+        parser.finish(done=False)
+
+
+def test_stream_with_a_finish_reason_but_no_done_is_complete() -> None:
+    events = [*events_of("openai_no_trailing_blank_line.sse"), _finish("stop")]
+    _, turn = stream(events, done=False)
     assert turn.message == {"role": "assistant", "content": "no trailer"}
+    assert turn.stop_reason == "stop"
+
+
+def _finish(reason: str) -> JSONObject:
+    return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
 
 
 def _piece(index: int, **fields: Any) -> JSONObject:
@@ -384,7 +406,7 @@ def test_the_last_usage_chunk_counts_and_null_usage_is_ignored() -> None:
 def test_stream_without_usage_counts_zero() -> None:
     _, turn = stream([{"choices": [{"index": 0, "delta": {"content": "hi"}}]}])
     assert turn.usage == Usage(0, 0, 0)
-    assert turn.response["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    assert "usage" not in turn.response
 
 
 # --- transcript helpers ---------------------------------------------------------------------------

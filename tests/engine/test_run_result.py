@@ -156,6 +156,7 @@ async def test_result_to_dict_is_json_with_camel_case_keys(
         "usage",
         "model",
         "status",
+        "stopReason",
     }
     assert data["toolCalls"] == [
         {

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .._json import compact_json
+from .._json import compact_json, loads
 from ..errors import LLMError
 from ..schemas import to_anthropic
 from ..types import JSONObject, Tool, ToolResult, Usage
-from .base import MalformedResponse, ToolUse, Turn, parse_arguments
+from .base import STREAM_ENDED_EARLY, MalformedResponse, ToolUse, Turn, parse_arguments
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicDialect"]
 
@@ -61,10 +61,14 @@ class AnthropicDialect:
         assert isinstance(body, dict)
         raw_usage = body.get("usage")
         usage = _usage(raw_usage) if isinstance(raw_usage, dict) else Usage()
-        return _turn(content, usage, response=body, turn=turn)
+        stop_reason = body.get("stop_reason")
+        reply = _turn(content, usage, response=body, turn=turn)
+        if isinstance(stop_reason, str):
+            reply.stop_reason = _STOP_REASONS.get(stop_reason, stop_reason)
+        return reply
 
     def stream_parser(self, *, turn: int) -> _AnthropicStream:
-        return _AnthropicStream(turn)
+        return _AnthropicStream(self, turn)
 
     def tool_results(self, results: Sequence[tuple[str, ToolResult]]) -> list[JSONObject]:
         if not results:
@@ -89,7 +93,28 @@ class AnthropicDialect:
         ]
 
     def incomplete_text(self, message: JSONObject | None) -> str:
-        return ""
+        content = message.get("content") if message else None
+        if isinstance(content, str):
+            return content
+        if not isinstance(content, list):
+            return ""
+        return "".join(
+            block["text"]
+            for block in content
+            if isinstance(block, dict)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        )
+
+
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
+}
+"""Anthropic stop reasons with a normalised name; others (``refusal``, ``pause_turn``, ...)
+pass through as they are."""
 
 
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
@@ -149,12 +174,15 @@ def _is_image(part: object) -> bool:
 def _turn(content: list[Any], usage: Usage, *, response: JSONObject, turn: int = 0) -> Turn:
     """The turn of an assistant content list. A ``tool_use`` block without an id gets
     ``call_<turn>_<index>``, and one whose input is not an object gets ``{}`` (in a copy, so
-    the transcript stays valid to send back)."""
+    the transcript stays valid to send back). Empty text blocks are left out of the message,
+    and a reply with no block left has no message: the API rejects both when sent back."""
     texts: list[str] = []
     tool_uses: list[ToolUse] = []
     blocks: list[Any] = []
     for block in content:
         if isinstance(block, dict) and block.get("type") == "text":
+            if not block.get("text"):
+                continue
             if isinstance(block.get("text"), str):
                 texts.append(block["text"])
         elif isinstance(block, dict) and block.get("type") == "tool_use":
@@ -165,7 +193,7 @@ def _turn(content: list[Any], usage: Usage, *, response: JSONObject, turn: int =
                 block = {**block, "id": call_id, "input": args}
             tool_uses.append(ToolUse(call_id, name, args, error))
         blocks.append(block)
-    message: JSONObject = {"role": "assistant", "content": blocks}
+    message: JSONObject | None = {"role": "assistant", "content": blocks} if blocks else None
     return Turn("".join(texts), tool_uses, usage, message, response)
 
 
@@ -180,17 +208,24 @@ def _int(value: object) -> int:
 
 
 class _AnthropicStream:
-    """Assembles message events: blocks by index; usage counts are cumulative."""
+    """Rebuilds the ``message`` body of an event stream and parses it like a JSON reply.
 
-    def __init__(self, turn: int = 0) -> None:
+    Blocks keep every field of their start event; deltas fill them in (text, thinking,
+    signature, citations, the JSON of a tool input). String pieces are kept in lists and joined
+    once at the end (appending to a str is quadratic). Usage counts are cumulative: the last
+    value seen of each counts.
+    """
+
+    def __init__(self, dialect: AnthropicDialect, turn: int) -> None:
+        self._dialect = dialect
         self._turn = turn
+        self._message: JSONObject = {}
         self._blocks: dict[int, JSONObject] = {}
-        self._json: dict[int, list[str]] = {}
-        self._text: dict[int, list[str]] = {}
-        """Text pieces per block, joined once at the end (appending to a str is quadratic)."""
-        self._input_tokens = 0
-        self._output_tokens = 0
-        self._stop_reason: str | None = None
+        self._pieces: dict[tuple[int, str], list[str]] = {}
+        """Streamed string pieces per (block index, field): text, thinking, signature, input."""
+        self._cited: set[int] = set()
+        self._usage: JSONObject = {}
+        self._stopped = False
 
     def feed(self, event: JSONObject) -> list[str]:
         kind = event.get("type")
@@ -198,22 +233,21 @@ class _AnthropicStream:
             return self._delta(event)
         if kind == "message_start":
             message = event.get("message")
-            if isinstance(message, dict) and isinstance(message.get("usage"), dict):
-                self._take_usage(message["usage"])
+            if isinstance(message, dict):
+                self._message = dict(message)
+                self._take_usage(message.get("usage"))
         elif kind == "content_block_start":
             block = event.get("content_block")
             index = event.get("index")
             if isinstance(block, dict) and isinstance(index, int):
                 self._blocks[index] = dict(block)
-                if block.get("type") == "text":
-                    start = block.get("text")
-                    self._text[index] = [start] if isinstance(start, str) and start else []
         elif kind == "message_delta":
             delta = event.get("delta")
-            if isinstance(delta, dict) and delta.get("stop_reason"):
-                self._stop_reason = str(delta["stop_reason"])
-            if isinstance(event.get("usage"), dict):
-                self._take_usage(event["usage"])
+            if isinstance(delta, dict):
+                self._message.update(delta)
+            self._take_usage(event.get("usage"))
+        elif kind == "message_stop":
+            self._stopped = True
         elif kind == "error":
             raise LLMError(
                 f"provider stream error: {compact_json(event)}", body=compact_json(event)
@@ -225,45 +259,70 @@ class _AnthropicStream:
         delta = event.get("delta")
         if not isinstance(index, int) or not isinstance(delta, dict):
             return []
-        block = self._blocks.setdefault(index, {"type": "text"})
-        if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
-            if block.get("type") == "text":
-                self._text.setdefault(index, []).append(delta["text"])
-            return [delta["text"]] if delta["text"] else []
-        if delta.get("type") == "input_json_delta":
-            self._json.setdefault(index, []).append(str(delta.get("partial_json") or ""))
+        kind = delta.get("type")
+        if kind == "text_delta":
+            self._blocks.setdefault(index, {"type": "text", "text": ""})
+            text = delta.get("text")
+            if isinstance(text, str) and text:
+                self._piece(index, "text", text)
+                return [text]
+        elif index not in self._blocks:
+            return []
+        elif kind == "input_json_delta":
+            self._piece(index, "input", _str(delta.get("partial_json")))
+        elif kind in _APPENDED:
+            self._piece(index, _APPENDED[kind], _str(delta.get(_APPENDED[kind])))
+        elif kind == "citations_delta" and "citation" in delta:
+            block = self._blocks[index]
+            if index not in self._cited:  # a list of our own, not the start event's
+                cited = block.get("citations")
+                block["citations"] = list(cited) if isinstance(cited, list) else []
+                self._cited.add(index)
+            block["citations"].append(delta["citation"])
         return []
 
-    def _take_usage(self, usage: JSONObject) -> None:
-        if "input_tokens" in usage:
-            self._input_tokens = _int(usage["input_tokens"])
-        if "output_tokens" in usage:
-            self._output_tokens = _int(usage["output_tokens"])
+    def _piece(self, index: int, name: str, text: str) -> None:
+        pieces = self._pieces.get((index, name))
+        if pieces is None:
+            start = self._blocks[index].get(name) if name != "input" else None
+            pieces = self._pieces[index, name] = [start] if isinstance(start, str) else []
+        pieces.append(text)
 
-    def finish(self) -> Turn:
-        content: list[JSONObject] = []
-        texts: list[str] = []
-        tool_uses: list[ToolUse] = []
-        for index, block in sorted(self._blocks.items()):
-            if block.get("type") == "text":
-                text = "".join(self._text.get(index, ()))
-                if text:  # the API rejects empty text blocks sent back to it
-                    texts.append(text)
-                    content.append({"type": "text", "text": text})
-            elif block.get("type") == "tool_use":
-                call_id = str(block.get("id") or f"call_{self._turn}_{len(tool_uses)}")
-                name = str(block.get("name") or "")
-                args, error = parse_arguments(name, "".join(self._json.get(index, ())))
-                content.append({"type": "tool_use", "id": call_id, "name": name, "input": args})
-                tool_uses.append(ToolUse(call_id, name, args, error))
-        response: JSONObject = {
-            "content": content,
-            "stop_reason": self._stop_reason,
-            "usage": {"input_tokens": self._input_tokens, "output_tokens": self._output_tokens},
-            "streamed": True,
-        }
-        usage = Usage(
-            self._input_tokens, self._output_tokens, self._input_tokens + self._output_tokens
-        )
-        message: JSONObject = {"role": "assistant", "content": content}
-        return Turn("".join(texts), tool_uses, usage, message, response)
+    def _take_usage(self, usage: object) -> None:
+        if isinstance(usage, dict):
+            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+
+    def finish(self, *, done: bool = False) -> Turn:
+        if not self._stopped:
+            raise MalformedResponse(f"{STREAM_ENDED_EARLY}: no message_stop event arrived")
+        content: list[JSONObject] = [dict(block) for _, block in sorted(self._blocks.items())]
+        positions = {index: n for n, index in enumerate(sorted(self._blocks))}
+        for (index, name), pieces in self._pieces.items():
+            block = content[positions[index]]
+            joined = "".join(pieces)
+            block[name] = _tool_input(block, joined) if name == "input" else joined
+        body: JSONObject = {**self._message, "content": content}
+        if self._usage:
+            body["usage"] = self._usage
+        body["streamed"] = True
+        return self._dialect.parse_response(body, turn=self._turn)
+
+
+_APPENDED = {"thinking_delta": "thinking", "signature_delta": "signature"}
+"""Delta types whose field of the same name is appended to the block's."""
+
+
+def _tool_input(block: JSONObject, raw: str) -> object:
+    """A tool block's input from its streamed JSON: the parsed value, the start block's input
+    when nothing came, or the text itself when it is not JSON (the call then reports it)."""
+    if not raw.strip():
+        start = block.get("input")
+        return start if isinstance(start, dict) else {}
+    try:
+        return loads(raw)
+    except ValueError:
+        return raw
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""

@@ -9,7 +9,18 @@ from typing import Protocol
 from .._json import JSONDepthError, check_depth, loads
 from ..types import JSONObject, ToolResult, Usage
 
-__all__ = ["Dialect", "MalformedResponse", "StreamParser", "ToolUse", "Turn", "parse_arguments"]
+__all__ = [
+    "STREAM_ENDED_EARLY",
+    "Dialect",
+    "MalformedResponse",
+    "StreamParser",
+    "ToolUse",
+    "Turn",
+    "parse_arguments",
+]
+
+STREAM_ENDED_EARLY = "stream ended early"
+"""How a stream that stopped before its end marker is described (its calls never run)."""
 
 
 class MalformedResponse(ValueError):
@@ -33,21 +44,33 @@ class Turn:
     text: str
     tool_uses: list[ToolUse]
     usage: Usage
-    message: JSONObject
-    """The assistant message to append to the transcript."""
+    message: JSONObject | None
+    """The assistant message to append to the transcript; ``None`` when the reply has nothing
+    the provider would accept back (an empty Anthropic reply)."""
     response: JSONObject = field(default_factory=dict)
     """The provider reply in its non-streamed shape, for the ``after_llm`` hook."""
+    stop_reason: str | None = None
+    """Why the reply ended, normalised across styles: ``"stop"``, ``"length"``,
+    ``"tool_calls"``, ``"content_filter"``, ``"refusal"``, another provider value as is, or
+    ``None`` when the provider gave none."""
 
 
 class StreamParser(Protocol):
-    """Folds decoded SSE events (JSON objects) into text deltas and, at the end, a ``Turn``."""
+    """Folds decoded SSE events (JSON objects) into text deltas and, at the end, a ``Turn``.
+
+    The parser rebuilds the reply the provider would have sent without streaming and hands it
+    to the dialect's ``parse_response``, so both wire modes keep the same message.
+    """
 
     def feed(self, event: JSONObject) -> list[str]:
-        """Consume one event; return the text deltas it carries."""
+        """Consume one event; return the text deltas it carries. A provider error event
+        raises ``LLMError``."""
         ...
 
-    def finish(self) -> Turn:
-        """The assembled turn once the stream has ended."""
+    def finish(self, *, done: bool = False) -> Turn:
+        """The assembled turn once the body has ended; ``done`` tells that a ``[DONE]``
+        sentinel ended it. A stream cut before its end raises ``MalformedResponse`` whose
+        message starts with ``STREAM_ENDED_EARLY``."""
         ...
 
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import compact_json
+from ..errors import LLMError
 from ..schemas import to_openai
 from ..types import JSONObject, Tool, ToolResult, Usage
-from .base import MalformedResponse, ToolUse, Turn, parse_arguments
+from .base import STREAM_ENDED_EARLY, MalformedResponse, ToolUse, Turn, parse_arguments
 
 __all__ = ["OpenAIDialect"]
 
@@ -46,27 +47,37 @@ class OpenAIDialect:
         return body
 
     def parse_response(self, body: object, *, turn: int) -> Turn:
-        message = _first_message(body)
+        choice = _choice_zero(body.get("choices") if isinstance(body, dict) else None)
+        if choice is None:
+            raise MalformedResponse("response has no choices[0]")
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise MalformedResponse("response has no choices[0].message")
         assert isinstance(body, dict)
         raw_calls = message.get("tool_calls")
         tool_uses: list[ToolUse] = []
         if isinstance(raw_calls, list) and raw_calls:
             message = dict(message)
             message["tool_calls"], tool_uses = _tool_calls(raw_calls, turn)
-            text = message.get("content") if isinstance(message.get("content"), str) else ""
-        else:
-            content = message.get("content")
-            text = content if isinstance(content, str) else ""
+        content, refusal = message.get("content"), message.get("refusal")
+        text = content if isinstance(content, str) else ""
+        refused = isinstance(refusal, str) and bool(refusal)
+        if not text and refused:
+            text = str(refusal)  # a refusal with no content is the answer
+        finish_reason = choice.get("finish_reason")
         return Turn(
-            text=text or "",
+            text=text,
             tool_uses=tool_uses,
             usage=_usage(body.get("usage")),
             message=message,
             response=body,
+            stop_reason="refusal"
+            if refused
+            else (finish_reason if isinstance(finish_reason, str) else None),
         )
 
     def stream_parser(self, *, turn: int) -> _OpenAIStream:
-        return _OpenAIStream(turn)
+        return _OpenAIStream(self, turn)
 
     def tool_results(self, results: Sequence[tuple[str, ToolResult]]) -> list[JSONObject]:
         return [
@@ -94,14 +105,17 @@ class OpenAIDialect:
         return content if isinstance(content, str) else ""
 
 
-def _first_message(body: object) -> JSONObject:
-    choices = body.get("choices") if isinstance(body, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise MalformedResponse("response has no choices[0]")
-    message = choices[0].get("message")
-    if not isinstance(message, dict):
-        raise MalformedResponse("response has no choices[0].message")
-    return message
+def _choice_zero(choices: object) -> JSONObject | None:
+    """The element of ``choices`` whose ``index`` is 0, or the first one when it has none."""
+    if not isinstance(choices, list) or not choices:
+        return None
+    for choice in choices:
+        if isinstance(choice, dict) and type(choice.get("index")) is int and choice["index"] == 0:
+            return choice
+    first = choices[0]
+    if isinstance(first, dict) and first.get("index") is None:
+        return first
+    return None
 
 
 def _tool_calls(raw_calls: list[Any], turn: int) -> tuple[list[JSONObject], list[ToolUse]]:
@@ -116,7 +130,11 @@ def _tool_calls(raw_calls: list[Any], turn: int) -> tuple[list[JSONObject], list
         name = str(function.get("name") or "")
         if not call.get("id"):
             call["id"] = f"call_{turn}_{index}"
-        args, error = parse_arguments(name, function.get("arguments"))
+        arguments = function.get("arguments")
+        args, error = parse_arguments(name, arguments)
+        if arguments is not None and not isinstance(arguments, str):
+            # Some compatible servers send an object; the API takes a string back.
+            call["function"] = {**function, "arguments": compact_json(arguments)}
         calls.append(call)
         uses.append(ToolUse(str(call["id"]), name, args, error))
     return calls, uses
@@ -138,31 +156,46 @@ def _int(value: object) -> int:
 @dataclass(slots=True)
 class _PartialCall:
     id: str = ""
-    name: str = ""
+    type: str = ""
+    name: list[str] = field(default_factory=list)
     arguments: list[str] = field(default_factory=list)
+
+    def entry(self) -> JSONObject:
+        call: JSONObject = {"id": self.id} if self.id else {}
+        call["type"] = self.type or "function"
+        call["function"] = {"name": "".join(self.name), "arguments": "".join(self.arguments)}
+        return call
 
 
 class _OpenAIStream:
-    """Assembles chat-completion chunks: text in order, tool calls by ``index``."""
+    """Rebuilds the ``chat.completion`` body of a chunk stream (choice 0 only) and parses it
+    like a JSON reply: text, refusal and reasoning in arrival order, tool calls by ``index``,
+    the last usage seen."""
 
-    def __init__(self, turn: int) -> None:
+    def __init__(self, dialect: OpenAIDialect, turn: int) -> None:
+        self._dialect = dialect
         self._turn = turn
-        self._text: list[str] = []
+        self._top: JSONObject = {}
+        self._fields: dict[str, list[str]] = {name: [] for name in _DELTA_TEXT_FIELDS}
         self._calls: dict[int, _PartialCall] = {}
-        self._usage: Usage | None = None
-        self._usage_raw: object = None
-        self._finish_reason: str | None = None
+        self._usage: JSONObject | None = None
+        self._finish_reason: object = None
 
     def feed(self, event: JSONObject) -> list[str]:
+        if isinstance(event.get("error"), dict):
+            raise LLMError(
+                f"provider stream error: {compact_json(event)}", body=compact_json(event)
+            )
+        for key, value in event.items():
+            if key not in _NOT_TOP_LEVEL:
+                self._top[key] = value
         if isinstance(event.get("usage"), dict):
-            self._usage_raw = event["usage"]
-            self._usage = _usage(event["usage"])
-        choices = event.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            self._usage = event["usage"]
+        choice = _choice_zero(event.get("choices"))
+        if choice is None:
             return []
-        choice = choices[0]
         if choice.get("finish_reason"):
-            self._finish_reason = str(choice["finish_reason"])
+            self._finish_reason = choice["finish_reason"]
         delta = choice.get("delta")
         if not isinstance(delta, dict):
             return []
@@ -170,47 +203,55 @@ class _OpenAIStream:
         for raw in pieces if isinstance(pieces, list) else ():
             if isinstance(raw, dict):
                 self._add_call_piece(raw)
+        for name, pieces in self._fields.items():
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                pieces.append(value)
         content = delta.get("content")
-        if isinstance(content, str) and content:
-            self._text.append(content)
-            return [content]
-        return []
+        return [content] if isinstance(content, str) and content else []
 
     def _add_call_piece(self, raw: JSONObject) -> None:
         index = raw.get("index")
-        key = index if isinstance(index, int) else len(self._calls)
+        key = index if type(index) is int else len(self._calls)
         call = self._calls.setdefault(key, _PartialCall())
         if raw.get("id"):
             call.id = str(raw["id"])
+        if isinstance(raw.get("type"), str):
+            call.type = raw["type"]
         function = raw.get("function")
         if isinstance(function, dict):
             if function.get("name"):
-                call.name += str(function["name"])
-            if function.get("arguments"):
-                call.arguments.append(str(function["arguments"]))
+                call.name.append(str(function["name"]))
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                call.arguments.append(arguments)
+            elif arguments is not None:
+                call.arguments.append(compact_json(arguments))
 
-    def finish(self) -> Turn:
-        text = "".join(self._text)
+    def finish(self, *, done: bool = False) -> Turn:
+        if self._finish_reason is None and not done:
+            raise MalformedResponse(
+                f"{STREAM_ENDED_EARLY}: no chunk carried a finish_reason and no [DONE] arrived"
+            )
+        text, refusal, reasoning = ("".join(self._fields[name]) for name in _DELTA_TEXT_FIELDS)
         message: JSONObject = {"role": "assistant", "content": text}
-        raw_calls = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": "".join(call.arguments)},
-            }
-            for _, call in sorted(self._calls.items())
-        ]
-        tool_uses: list[ToolUse] = []
-        if raw_calls:
-            calls, tool_uses = _tool_calls(raw_calls, self._turn)
-            message = {"role": "assistant", "content": text or None, "tool_calls": calls}
-        usage = self._usage or Usage()
-        finish_reason = self._finish_reason or ("tool_calls" if tool_uses else "stop")
-        response: JSONObject = {
-            "choices": [{"message": message, "finish_reason": finish_reason}],
-            "usage": self._usage_raw
-            if isinstance(self._usage_raw, dict)
-            else {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            "streamed": True,
-        }
-        return Turn(text=text, tool_uses=tool_uses, usage=usage, message=message, response=response)
+        if self._calls:
+            message["content"] = text or None
+            message["tool_calls"] = [call.entry() for _, call in sorted(self._calls.items())]
+        if refusal:
+            message["refusal"] = refusal
+            message["content"] = text or None
+        if reasoning:
+            message["reasoning_content"] = reasoning
+        body: JSONObject = {**self._top, "object": "chat.completion"}
+        choice = {"index": 0, "message": message, "finish_reason": self._finish_reason}
+        body["choices"] = [choice]
+        if self._usage is not None:
+            body["usage"] = self._usage
+        body["streamed"] = True
+        return self._dialect.parse_response(body, turn=self._turn)
+
+
+_DELTA_TEXT_FIELDS = ("content", "refusal", "reasoning_content")
+"""Delta fields concatenated into the message (``content`` first: it is the text)."""
+_NOT_TOP_LEVEL = frozenset({"choices", "usage", "object", "error"})

@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Mapping
 from typing import Protocol
 
 from .._json import JSONDepthError, loads
-from ..dialects import Dialect, MalformedResponse, Turn
+from ..dialects import Dialect, MalformedResponse, StreamParser, Turn
 from ..dialects.sse import SSEDecoder, SSEError
 from ..errors import LLMError
 from ..transport.http import BodyTooLarge, NetworkError, StreamResponse, Transport, read_capped
@@ -160,6 +160,7 @@ class LLMCaller:
                     decoder = SSEDecoder()
                     parser = self.dialect.stream_parser(turn=turn)
                     received = 0
+                    streamed = False
                     async for chunk in resp.chunks():
                         received += len(chunk)
                         if received > self.max_response_bytes:
@@ -167,16 +168,21 @@ class LLMCaller:
                         for event in decoder.feed(chunk):
                             started = True
                             for delta in parser.feed(event):
+                                streamed = True
                                 yield delta
                         if decoder.done:
                             break
                     for event in decoder.close():
                         started = True
                         for delta in parser.feed(event):
+                            streamed = True
                             yield delta
                     if not started and not decoder.done:
                         raise NetworkError("the stream ended before its first event")
-                    yield parser.finish()
+                    reply = self._finish(parser, resp.status, done=decoder.done)
+                    if reply.text and not streamed:
+                        yield reply.text  # a text that came in no delta (a refusal)
+                    yield reply
                     return
             except SSEError as exc:
                 raise LLMError(f"malformed stream from {self.url}: {exc}", status=200) from None
@@ -215,6 +221,14 @@ class LLMCaller:
             f"max_response_bytes={self.max_response_bytes}; reading stopped there",
             status=status,
         )
+
+    def _finish(self, parser: StreamParser, status: int, *, done: bool) -> Turn:
+        try:
+            return parser.finish(done=done)
+        except MalformedResponse as exc:
+            raise LLMError(
+                f"malformed {self.dialect.name} stream from {self.url}: {exc}", status=status
+            ) from None
 
     def _json_object(self, status: int, text: str) -> JSONObject:
         try:

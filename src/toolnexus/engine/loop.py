@@ -69,6 +69,10 @@ class _RunState:
     info: RunInfo | None = None
     """Set when the run has interceptors."""
     turn_results: list[tuple[str, ToolResult]] = field(default_factory=list)
+    stop_reason: str | None = None
+    """Of the last model reply."""
+    last_message: JSONObject | None = None
+    """The last assistant message this run appended."""
 
     def record(self, use: ToolUse, args: JSONObject, result: ToolResult) -> None:
         self.tool_calls.append(
@@ -150,7 +154,6 @@ class Engine:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
 
-        last: Turn | None = None
         for turn in range(self.max_turns):
             tools = await self._before_llm(state, tools, turn)
             body = await self._body(state.messages, tools, system, run.stream)
@@ -165,7 +168,10 @@ class Engine:
             assert reply is not None
             state.turns += 1
             state.usage += reply.usage
-            state.messages.append(reply.message)
+            state.stop_reason = reply.stop_reason
+            if reply.message is not None:
+                state.messages.append(reply.message)
+                state.last_message = reply.message
             if self.hooks.after_llm is not None:
                 payload = {"response": reply.response, "model": self.model, "turn": turn}
                 await call_hook(
@@ -173,6 +179,8 @@ class Engine:
                 )
             yield UsageEvent(state.usage)
             if not reply.tool_uses:
+                if reply.stop_reason == _PAUSED:
+                    continue  # a server tool paused the turn: send the transcript again
                 yield await self._done(run, state, "done", reply.text)
                 return
             async with aclosing(self._tool_turn(runner, reply.tool_uses, turn, state)) as events:
@@ -182,8 +190,7 @@ class Engine:
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
-            last = reply
-        text = self.dialect.incomplete_text(last.message if last is not None else None)
+        text = self.dialect.incomplete_text(state.last_message)
         yield await self._done(run, state, "incomplete", text, limit="maxTurns")
 
     async def _before_llm(
@@ -375,6 +382,7 @@ class Engine:
             status=status,
             limit=limit,
             pending=state.halted if status == "pending" else None,
+            stop_reason=state.stop_reason,
         )
         if run.conversation_id is not None:
             await self.store.save(run.conversation_id, state.messages)
@@ -387,6 +395,10 @@ class Engine:
             status=status,
         )
         return DoneEvent(result)
+
+
+_PAUSED = "pause_turn"
+"""The stop reason of a turn the provider paused and expects to be sent again."""
 
 
 def _stamp(request: Request, call_id: str) -> Request:
