@@ -70,7 +70,7 @@ def _args(value: object) -> str:
         try:
             value = json.loads(value) if value else {}
         except ValueError:
-            return value
+            return str(value)
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
