@@ -126,9 +126,11 @@ class ModelCall:
         """The token usage a reply reports."""
         return self.parse(reply).usage
 
-    def message_of(self, reply: JSONObject) -> JSONObject:
-        """The assistant message a reply carries, in the transcript's wire form."""
-        return dict(self.parse(reply).message)
+    def message_of(self, reply: JSONObject) -> JSONObject | None:
+        """The assistant message a reply carries, in the transcript's wire form (``None`` for
+        a reply that adds nothing to the transcript, such as an empty Anthropic one)."""
+        message = self.parse(reply).message
+        return dict(message) if message is not None else None
 
     def parse(self, reply: JSONObject) -> Turn:
         """The loop's reading of ``reply`` (parsed once per reply object)."""
