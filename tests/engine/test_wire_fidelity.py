@@ -15,7 +15,8 @@ import pytest
 from toolnexus import LLMError, TextEvent, Toolkit, ToolResult
 from toolnexus.testing import StubLLMServer, reply
 
-from .support import Counter, client_for, drive, make_tool, toolkit_of
+from ..running import drive
+from .support import Counter, client_for, make_tool, toolkit_of
 
 FIXTURES = Path(__file__).parent.parent / "dialects" / "fixtures" / "differential"
 
