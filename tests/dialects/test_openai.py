@@ -465,5 +465,5 @@ def test_tool_call_pieces_that_are_not_a_list_are_ignored(pieces: object) -> Non
     parser = DIALECT.stream_parser(turn=0)
     chunk = {"choices": [{"delta": {"content": "hi", "tool_calls": pieces}}]}
     assert parser.feed(chunk) == ["hi"]
-    turn = parser.finish()
+    turn = parser.finish(done=True)
     assert (turn.text, turn.tool_uses) == ("hi", [])

@@ -203,10 +203,10 @@ class _OpenAIStream:
         for raw in pieces if isinstance(pieces, list) else ():
             if isinstance(raw, dict):
                 self._add_call_piece(raw)
-        for name, pieces in self._fields.items():
+        for name, parts in self._fields.items():
             value = delta.get(name)
             if isinstance(value, str) and value:
-                pieces.append(value)
+                parts.append(value)
         content = delta.get("content")
         return [content] if isinstance(content, str) and content else []
 
