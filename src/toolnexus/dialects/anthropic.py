@@ -6,10 +6,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._json import compact_json, loads
-from ..errors import LLMError
 from ..schemas import to_anthropic
 from ..types import JSONObject, Tool, ToolResult, Usage
-from .base import STREAM_ENDED_EARLY, MalformedResponse, ToolUse, Turn, parse_arguments
+from .base import (
+    STREAM_ENDED_EARLY,
+    MalformedResponse,
+    ToolUse,
+    Turn,
+    parse_arguments,
+    stream_error,
+)
 
 __all__ = ["ANTHROPIC_VERSION", "DEFAULT_MAX_TOKENS", "AnthropicDialect"]
 
@@ -249,9 +255,7 @@ class _AnthropicStream:
         elif kind == "message_stop":
             self._stopped = True
         elif kind == "error":
-            raise LLMError(
-                f"provider stream error: {compact_json(event)}", body=compact_json(event)
-            )
+            raise stream_error(event)
         return []
 
     def _delta(self, event: JSONObject) -> list[str]:

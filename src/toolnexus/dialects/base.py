@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from .._json import JSONDepthError, check_depth, loads
+from .._json import JSONDepthError, check_depth, compact_json, loads
+from ..errors import LLMError
 from ..types import JSONObject, ToolResult, Usage
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "ToolUse",
     "Turn",
     "parse_arguments",
+    "stream_error",
 ]
 
 STREAM_ENDED_EARLY = "stream ended early"
@@ -25,6 +27,13 @@ STREAM_ENDED_EARLY = "stream ended early"
 
 class MalformedResponse(ValueError):
     """A provider reply that does not have the shape of its wire format."""
+
+
+def stream_error(event: JSONObject) -> LLMError:
+    """The error raised for a provider's error event inside a stream (no HTTP status; the
+    event itself is the body)."""
+    body = compact_json(event)
+    return LLMError(f"provider stream error: {body}", body=body)
 
 
 @dataclass(slots=True)

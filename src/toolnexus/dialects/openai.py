@@ -7,10 +7,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import compact_json
-from ..errors import LLMError
 from ..schemas import to_openai
 from ..types import JSONObject, Tool, ToolResult, Usage
-from .base import STREAM_ENDED_EARLY, MalformedResponse, ToolUse, Turn, parse_arguments
+from .base import (
+    STREAM_ENDED_EARLY,
+    MalformedResponse,
+    ToolUse,
+    Turn,
+    parse_arguments,
+    stream_error,
+)
 
 __all__ = ["OpenAIDialect"]
 
@@ -183,9 +189,7 @@ class _OpenAIStream:
 
     def feed(self, event: JSONObject) -> list[str]:
         if isinstance(event.get("error"), dict):
-            raise LLMError(
-                f"provider stream error: {compact_json(event)}", body=compact_json(event)
-            )
+            raise stream_error(event)
         for key, value in event.items():
             if key not in _NOT_TOP_LEVEL:
                 self._top[key] = value
