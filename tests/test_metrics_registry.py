@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
-from toolnexus import ConfigError, MetricsRegistry, create_client, create_toolkit
+from toolnexus import (
+    ConfigError,
+    LLMError,
+    MetricsRegistry,
+    Request,
+    ToolContext,
+    ToolResult,
+    create_client,
+    create_toolkit,
+    pending,
+)
 from toolnexus.testing import StubLLMServer, reply
 
-from .engine.support import get_weather
+from .engine.support import get_weather, make_tool, toolkit_of
 
 HEADERS = """\
 # HELP toolnexus_llm_requests_total Total LLM requests.
@@ -244,3 +255,31 @@ async def test_clients_given_one_registry_count_together() -> None:
     ]
     with pytest.raises(ConfigError, match="metrics_registry"):
         create_client("http://127.0.0.1:9", model="m", api_key="k", metrics_registry={})  # type: ignore[arg-type]
+
+
+async def test_a_suspended_call_and_a_failed_run_show_in_client_metrics() -> None:
+    async def approve(args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
+        return pending(Request.new("approval", "May I?"))
+
+    stub = StubLLMServer([reply.tool_calls(reply.call("approve")), reply.error(400, "bad")])
+    with stub:
+        client = create_client(stub.url, "anthropic", model="test-model", api_key="test-key")
+        async with await toolkit_of(make_tool("approve", approve)) as tk:
+            result = await client.run("go", tk)
+            with pytest.raises(LLMError):
+                await client.run("again", tk)
+        await client.aclose()
+    text = client.metrics()
+
+    assert result.status == "pending"
+    assert lines_of(text, "toolnexus_tool_calls_total{") == [
+        'toolnexus_tool_calls_total{tool="approve",source="native",is_error="false",'
+        'pending="true"} 1'
+    ]
+    assert lines_of(text, "toolnexus_run_errors_total{") == [
+        'toolnexus_run_errors_total{model="test-model"} 1'
+    ]
+    assert lines_of(text, "toolnexus_llm_requests_total{") == [
+        'toolnexus_llm_requests_total{model="test-model",status="error"} 1',
+        'toolnexus_llm_requests_total{model="test-model",status="ok"} 1',
+    ]

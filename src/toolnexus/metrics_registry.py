@@ -70,25 +70,23 @@ class Family:
     samples: tuple[tuple[Any, ...], ...]
 
 
-class _Histogram:
-    __slots__ = ("count", "counts", "sum")
+class _Series:
+    """One model's or one tool's counts (by the remaining labels) and duration histogram."""
+
+    __slots__ = ("buckets", "count", "counts", "sum")
 
     def __init__(self) -> None:
-        self.counts = [0] * (len(BUCKETS) + 1)
+        self.counts: dict[Any, int] = {}
+        self.buckets = [0] * (len(BUCKETS) + 1)
         self.sum = 0.0
         self.count = 0
 
-    def observe(self, value: float) -> None:
-        self.counts[bisect_left(BUCKETS, value)] += 1
-        self.sum += value
-        self.count += 1
-
-    def cumulative(self) -> tuple[int, ...]:
+    def histogram(self) -> _HistogramData:
         out, total = [], 0
-        for n in self.counts:
+        for n in self.buckets:
             total += n
             out.append(total)
-        return tuple(out)
+        return tuple(out), self.sum, self.count
 
 
 class MetricsRegistry:
@@ -100,12 +98,11 @@ class MetricsRegistry:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._llm_requests: dict[_Key, int] = {}
-        self._tokens: dict[_Key, int] = {}
-        self._llm_seconds: dict[_Key, _Histogram] = {}
-        self._tool_calls: dict[_Key, int] = {}
-        self._tool_seconds: dict[_Key, _Histogram] = {}
-        self._run_errors: dict[_Key, int] = {}
+        self._llm: dict[str, _Series] = {}
+        self._tokens = [0, 0]  # prompt, completion
+        self._tokens_seen = False
+        self._tools: dict[str, _Series] = {}
+        self._run_errors: dict[str, int] = {}
 
     def record(self, event: Mapping[str, Any]) -> None:
         """Count one metric event (the dicts ``on_metric`` receives); other kinds are ignored.
@@ -139,55 +136,70 @@ class MetricsRegistry:
 
     def llm(self, model: str, status: str, ms: float, prompt: int, completion: int) -> None:
         """Count one model call (``llm`` event)."""
-        key = (model, status)
+        seconds = ms / 1000.0
         with self._lock:
-            self._llm_requests[key] = self._llm_requests.get(key, 0) + 1
+            series = self._llm.get(model)
+            if series is None:
+                series = self._llm[model] = _Series()
+            series.counts[status] = series.counts.get(status, 0) + 1
+            series.buckets[bisect_left(BUCKETS, seconds)] += 1
+            series.sum += seconds
+            series.count += 1
             if status == "ok":
-                self._tokens[("prompt",)] = self._tokens.get(("prompt",), 0) + prompt
-                self._tokens[("completion",)] = self._tokens.get(("completion",), 0) + completion
-            histogram = self._llm_seconds.get((model,))
-            if histogram is None:
-                histogram = self._llm_seconds[(model,)] = _Histogram()
-            histogram.observe(ms / 1000.0)
+                tokens = self._tokens
+                tokens[0] += prompt
+                tokens[1] += completion
+                self._tokens_seen = True
 
     def tool(self, tool: str, source: str, is_error: bool, pending: bool, ms: float) -> None:
         """Count one tool execution (``tool`` event)."""
-        key = (tool, source, "true" if is_error else "false", "true" if pending else "false")
+        seconds = ms / 1000.0
+        key = (source, is_error, pending)
         with self._lock:
-            self._tool_calls[key] = self._tool_calls.get(key, 0) + 1
-            histogram = self._tool_seconds.get((tool,))
-            if histogram is None:
-                histogram = self._tool_seconds[(tool,)] = _Histogram()
-            histogram.observe(ms / 1000.0)
+            series = self._tools.get(tool)
+            if series is None:
+                series = self._tools[tool] = _Series()
+            series.counts[key] = series.counts.get(key, 0) + 1
+            series.buckets[bisect_left(BUCKETS, seconds)] += 1
+            series.sum += seconds
+            series.count += 1
 
     def run_error(self, model: str) -> None:
         """Count one run that raised (``run`` event with ``error``)."""
         with self._lock:
-            self._run_errors[(model,)] = self._run_errors.get((model,), 0) + 1
+            self._run_errors[model] = self._run_errors.get(model, 0) + 1
 
     def families(self) -> list[Family]:
         """A consistent snapshot of every metric, in the fixed order."""
         with self._lock:
-            counters: list[tuple[_Spec, dict[_Key, int]]] = [
-                (_LLM_REQUESTS, dict(self._llm_requests)),
-                (_TOKENS, dict(self._tokens)),
-                (_TOOL_CALLS, dict(self._tool_calls)),
-                (_RUN_ERRORS, dict(self._run_errors)),
-            ]
-            histograms: list[tuple[_Spec, dict[_Key, _HistogramData]]] = [
-                (
-                    _LLM_SECONDS,
-                    {k: (h.cumulative(), h.sum, h.count) for k, h in self._llm_seconds.items()},
-                ),
-                (
-                    _TOOL_SECONDS,
-                    {k: (h.cumulative(), h.sum, h.count) for k, h in self._tool_seconds.items()},
-                ),
-            ]
-        out = {spec[0]: _counter(spec, values) for spec, values in counters}
-        out.update({spec[0]: _histogram(spec, values) for spec, values in histograms})
-        order = (_LLM_REQUESTS, _TOKENS, _LLM_SECONDS, _TOOL_CALLS, _TOOL_SECONDS, _RUN_ERRORS)
-        return [out[spec[0]] for spec in order]
+            requests: dict[_Key, int] = {
+                (model, status): n
+                for model, series in self._llm.items()
+                for status, n in series.counts.items()
+            }
+            tokens: dict[_Key, int] = {}
+            if self._tokens_seen:
+                tokens = {("prompt",): self._tokens[0], ("completion",): self._tokens[1]}
+            llm_seconds: dict[_Key, _HistogramData] = {
+                (model,): s.histogram() for model, s in self._llm.items()
+            }
+            calls: dict[_Key, int] = {
+                (tool, source, _bool(is_error), _bool(pending)): n
+                for tool, series in self._tools.items()
+                for (source, is_error, pending), n in series.counts.items()
+            }
+            tool_seconds: dict[_Key, _HistogramData] = {
+                (tool,): s.histogram() for tool, s in self._tools.items()
+            }
+            errors: dict[_Key, int] = {(model,): n for model, n in self._run_errors.items()}
+        return [
+            _counter(_LLM_REQUESTS, requests),
+            _counter(_TOKENS, tokens),
+            _histogram(_LLM_SECONDS, llm_seconds),
+            _counter(_TOOL_CALLS, calls),
+            _histogram(_TOOL_SECONDS, tool_seconds),
+            _counter(_RUN_ERRORS, errors),
+        ]
 
     def render(self) -> str:
         """The Prometheus text exposition of every metric (ends with one newline)."""
@@ -219,6 +231,10 @@ def _histogram(spec: _Spec, values: Mapping[_Key, _HistogramData]) -> Family:
     ordered = sorted(values.items(), key=lambda item: _labels(labels, item[0]))
     samples = tuple((key, *data) for key, data in ordered)
     return Family(name, help_text, "histogram", labels, samples)
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _labels(names: tuple[str, ...], values: tuple[str, ...]) -> str:
