@@ -14,6 +14,7 @@ from ._redact import redact, redact_value, secret_in
 from .cancel import CancelToken
 from .errors import ConfigError, RunCancelled
 from .tools.builtin import builtin_tools, select_builtins
+from .tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
 from .types import JSONObject, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -56,8 +57,10 @@ class Toolkit:
         mcp: McpSource | None = None,
         config: McpConfig | None = None,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+        max_tool_threads: int = DEFAULT_TOOL_THREADS,
     ) -> None:
         self._max_output_chars = _checked_max_output(max_output_chars)
+        self._threads = ToolThreads(_checked_positive(max_tool_threads, "max_tool_threads"))
         self._tools: dict[str, Tool] = {}
         self.register(*tools)
         self._skills = skills
@@ -73,6 +76,10 @@ class Toolkit:
     def tools(self) -> list[Tool]:
         """Every tool, in the order the model sees them."""
         return list(self._tools.values())
+
+    def running_after_cancel(self) -> list[str]:
+        """Names of sync tools whose calls were cancelled but whose threads still run."""
+        return self._threads.abandoned()
 
     @property
     def max_output_chars(self) -> int:
@@ -107,10 +114,13 @@ class Toolkit:
         found = self._tools.get(name)
         if found is None:
             return ToolResult(f"Unknown tool: {name}", is_error=True)
+        token = use_tool_threads(self._threads)  # sync tools run in this toolkit's own pool
         try:
             result = await found.execute(args if args is not None else {}, ctx)
         except Exception as exc:
             result = ToolResult(str(exc) or type(exc).__name__, is_error=True)
+        finally:
+            reset_tool_threads(token)
         return bounded_result(result, self._max_output_chars)
 
     def skills_prompt(self) -> str:
@@ -169,6 +179,7 @@ class Toolkit:
             return
         if self._mcp is not None:
             await self._mcp.close()
+        self._threads.shutdown()
         self._closed = True
 
     async def __aenter__(self) -> Toolkit:
@@ -201,6 +212,7 @@ async def create_toolkit(
     cancel: CancelToken | None = None,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     token_store: TokenStore | None = None,
+    max_tool_threads: int = DEFAULT_TOOL_THREADS,
 ) -> Toolkit:
     """Load every configured tool source and merge them.
 
@@ -214,11 +226,13 @@ async def create_toolkit(
     ``wait_for`` answers MCP elicitations and the sign-in of servers that use OAuth;
     ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
     any ``TokenStore``).
+    Sync tool functions run in the toolkit's own pool of ``max_tool_threads`` threads.
     """
     from .tools.skills import load_skills, validate_sample_limit
 
     validate_sample_limit(sample_limit)
     _checked_max_output(max_output_chars)
+    _checked_positive(max_tool_threads, "max_tool_threads")
     if cancel is not None and cancel.cancelled:
         raise RunCancelled("toolkit load cancelled")
 
@@ -271,6 +285,7 @@ async def create_toolkit(
         mcp=mcp_source,
         config=config,
         max_output_chars=max_output_chars,
+        max_tool_threads=max_tool_threads,
     )
 
 
@@ -295,8 +310,12 @@ def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResu
 
 
 def _checked_max_output(value: object) -> int:
+    return _checked_positive(value, "max_output_chars")
+
+
+def _checked_positive(value: object, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"max_output_chars must be a positive integer, not {value!r}")
+        raise ConfigError(f"{name} must be a positive integer, not {value!r}")
     return value
 
 

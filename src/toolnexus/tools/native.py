@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import types
@@ -12,6 +11,7 @@ from typing import Any, overload
 
 from .._json import compact_json
 from ..types import JSONObject, Tool, ToolContext, ToolResult
+from .threads import run_sync_tool
 
 __all__ = ["define_tool", "infer_schema", "to_tool_result", "tool"]
 
@@ -41,6 +41,8 @@ def define_tool(
     wants_ctx = "ctx" in inspect.signature(fn).parameters
     is_async = inspect.iscoroutinefunction(fn)
 
+    tool_name = name or fn.__name__
+
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         kwargs = dict(args)
         if wants_ctx:
@@ -49,7 +51,7 @@ def define_tool(
             if is_async:
                 value = await fn(**kwargs)
             else:
-                value = await asyncio.to_thread(functools.partial(fn, **kwargs))
+                value = await run_sync_tool(tool_name, functools.partial(fn, **kwargs))
                 if inspect.isawaitable(value):
                     value = await value
         except Exception as exc:
