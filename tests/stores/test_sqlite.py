@@ -255,3 +255,23 @@ def test_four_processes_saving_50_ids_each_concurrently_all_succeed(tmp_path: Pa
             expected = [{"role": "user", "content": f"worker {worker} #{n}"}]
             assert saved[f"w{worker}-{n}"] == expected
     assert _query(path, "SELECT count(*) FROM conversations") == [(200,)]
+
+
+async def test_a_new_store_reads_an_existing_file_while_another_connection_writes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.db"
+    first = SqliteConversationStore(path)
+    await first.save("a", [{"role": "user", "content": "hi"}])
+    await first.close()
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # holds the write lock, as a busy writer process would
+    try:
+        writer.execute("UPDATE conversations SET updated_at = updated_at")
+        second = SqliteConversationStore(path)
+        async with asyncio.timeout(3):  # far below the 5 s busy timeout a write lock would need
+            assert await second.get("a") == [{"role": "user", "content": "hi"}]
+        await second.close()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

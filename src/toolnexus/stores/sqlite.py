@@ -178,10 +178,11 @@ class SqliteConversationStore:
             self._path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._connect()
             try:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-                if str(mode).lower() != "wal":
-                    logger.warning("SQLite store %s runs in %s mode, not WAL", self._path, mode)
-                _migrate(conn)
+                if not _is_current(conn):  # a file in use needs no lock to be read
+                    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                    if str(mode).lower() != "wal":
+                        logger.warning("SQLite store %s runs in %s mode, not WAL", self._path, mode)
+                    _migrate(conn)
             finally:
                 conn.close()
             self._ready = True
@@ -203,6 +204,20 @@ class SqliteConversationStore:
 def _close_all(connections: list[sqlite3.Connection]) -> None:
     for conn in connections:
         conn.close()
+
+
+def _is_current(conn: sqlite3.Connection) -> bool:
+    """Whether the file is already in WAL mode with every migration applied (read-only check).
+
+    Then a store's first call needs no write lock, so it is not held up by another process
+    that is writing.
+    """
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        applied = {name for (name,) in conn.execute("SELECT name FROM schema_migrations")}
+    except sqlite3.OperationalError:  # no such table yet (a new file)
+        return False
+    return str(mode).lower() == "wal" and all(name in applied for name, _ in MIGRATIONS)
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
