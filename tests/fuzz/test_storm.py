@@ -13,8 +13,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from toolnexus import LLMError, Tool, ToolContext, Toolkit, ToolResult, create_client
 from toolnexus.stores.sqlite import SqliteConversationStore
 from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
@@ -124,10 +122,6 @@ async def test_a_storm_of_faults_ends_every_run_done_and_stored_or_as_llm_error(
     assert asyncio.all_tasks() == {asyncio.current_task()}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a stream cut off cleanly (no finish_reason/[DONE], no message_stop) still ends done",
-)
 async def test_no_run_in_a_storm_ends_done_with_a_cut_answer(tmp_path: Path) -> None:
     _, cut = await storm(tmp_path)
     assert cut == []
