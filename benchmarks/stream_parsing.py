@@ -35,7 +35,8 @@ def anthropic_body(total: int, piece: int, events: int | None = None) -> bytes:
     )
     line = f"event: content_block_delta\ndata: {event}\n\n".encode()
     head = f"event: content_block_start\ndata: {start}\n\n".encode()
-    return head + line * (events or max(1, total // len(line)))
+    stop = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    return head + line * (events or max(1, total // len(line))) + stop
 
 
 def openai_body(total: int, piece: int, events: int | None = None) -> bytes:
@@ -46,7 +47,7 @@ def openai_body(total: int, piece: int, events: int | None = None) -> bytes:
 
 def one_line_body(total: int) -> bytes:
     chunk = json.dumps({"choices": [{"index": 0, "delta": {"content": "x" * total}}]})
-    return f"data: {chunk}\n\n".encode()
+    return f"data: {chunk}\n\ndata: [DONE]\n\n".encode()
 
 
 def consume(body: bytes, style: str) -> tuple[float, int]:
@@ -60,7 +61,7 @@ def consume(body: bytes, style: str) -> tuple[float, int]:
             parser.feed(event)
     for event in decoder.close():
         parser.feed(event)
-    turn = parser.finish()
+    turn = parser.finish(done=decoder.done)
     return time.process_time() - started, len(turn.text)
 
 
