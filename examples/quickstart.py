@@ -16,7 +16,7 @@ from toolnexus.testing import StubLLMServer, reply
 
 
 @tool
-def add(a: float, b: float) -> float:
+def add(a: int, b: int) -> int:
     """Add two numbers."""
     return a + b
 

@@ -153,3 +153,7 @@ def __getattr__(name: str) -> Any:
 
         return sqlite.SqliteConversationStore
     raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -38,6 +38,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "reply":
+        return importlib.import_module("toolnexus.testing.reply")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'toolnexus.testing' has no attribute {name!r}")

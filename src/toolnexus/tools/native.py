@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
-import types
-import typing
 from collections.abc import Callable
 from typing import Any, overload
 
 from .._json import compact_json
 from ..types import JSONObject, Tool, ToolContext, ToolResult
+from .docstrings import first_line
+from .signature import ArgumentError, Signature
 from .threads import run_sync_tool
 
 __all__ = ["define_tool", "infer_schema", "to_tool_result", "tool"]
-
-_SKIPPED = frozenset({"self", "cls", "ctx"})
-_SCALARS: dict[Any, JSONObject] = {
-    str: {"type": "string"},
-    int: {"type": "number"},
-    float: {"type": "number"},
-    bool: {"type": "boolean"},
-}
-_ARRAYS = (list, tuple, set, frozenset)
 
 
 def define_tool(
@@ -34,17 +26,28 @@ def define_tool(
 ) -> Tool:
     """Turn a function (sync or async) into a ``Tool`` with ``source="native"``.
 
-    The name defaults to the function's name, the description to the first line of its
-    docstring, and the schema is inferred from its annotations. The model's arguments are
-    passed as keyword arguments; a parameter named ``ctx`` receives the ``ToolContext``.
+    The name defaults to the function's name and the description to the first line of its
+    docstring. Without ``input_schema`` the schema is inferred from the annotations (through
+    pydantic: integers, enums and ``Literal``, item types, nested dataclasses, ``TypedDict``s
+    and models, defaults, and per-argument descriptions from ``Annotated[T, "text"]`` or the
+    docstring's ``Args:`` section), and the model's arguments are validated and coerced before
+    the call: arguments that do not fit give an error result naming each bad field, and the
+    function is not called. With an explicit ``input_schema`` the arguments are passed as
+    received. A parameter named ``ctx`` receives the ``ToolContext``.
     """
+    tool_name = name or str(getattr(fn, "__name__", ""))
     wants_ctx = "ctx" in inspect.signature(fn).parameters
     is_async = inspect.iscoroutinefunction(fn)
-
-    tool_name = name or fn.__name__
+    signature = Signature(fn) if input_schema is None else None
 
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
-        kwargs = dict(args)
+        if signature is not None:
+            try:
+                kwargs = signature.validate(args)
+            except ArgumentError as exc:
+                return ToolResult(f"invalid arguments for {tool_name}: {exc}", is_error=True)
+        else:
+            kwargs = dict(args)
         if wants_ctx:
             kwargs["ctx"] = ctx
         try:
@@ -59,9 +62,9 @@ def define_tool(
         return to_tool_result(value)
 
     return Tool(
-        name=name or fn.__name__,
-        description=_first_doc_line(fn) if description is None else description,
-        input_schema=infer_schema(fn) if input_schema is None else input_schema,
+        name=tool_name,
+        description=first_line(inspect.getdoc(fn)) if description is None else description,
+        input_schema=signature.schema if signature is not None else input_schema,  # type: ignore[arg-type]
         source="native",
         execute=execute,
     )
@@ -96,13 +99,17 @@ def tool(
 
 def to_tool_result(value: object) -> ToolResult:
     """Map a native return value: ``ToolResult`` as is, ``str`` as output, ``None`` as ``""``,
-    anything else as compact JSON."""
+    a dataclass or pydantic model as its JSON, anything else as compact JSON."""
     if isinstance(value, ToolResult):
         return value
     if isinstance(value, str):
         return ToolResult(value)
     if value is None:
         return ToolResult("")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        value = dataclasses.asdict(value)
+    elif callable(dump := getattr(value, "model_dump", None)) and not isinstance(value, type):
+        value = dump(mode="json")  # a pydantic model
     try:
         return ToolResult(compact_json(value))
     except (TypeError, ValueError):
@@ -110,62 +117,5 @@ def to_tool_result(value: object) -> ToolResult:
 
 
 def infer_schema(fn: Callable[..., Any]) -> JSONObject:
-    """A JSON Schema for ``fn``'s parameters, from its annotations."""
-    hints = _type_hints(fn)
-    properties: JSONObject = {}
-    required: list[str] = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.name in _SKIPPED or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            continue
-        annotation = hints.get(param.name, param.annotation)
-        properties[param.name] = _schema_for(annotation)
-        if param.default is param.empty:
-            required.append(param.name)
-    schema: JSONObject = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    schema["additionalProperties"] = False
-    return schema
-
-
-def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Resolved annotations; when one cannot be resolved, the others still are."""
-    try:
-        return typing.get_type_hints(fn)
-    except Exception:
-        pass
-    hints: dict[str, Any] = {}
-    namespace = getattr(fn, "__globals__", {})
-    for name, annotation in getattr(fn, "__annotations__", {}).items():
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, namespace)  # what get_type_hints does per name
-            except Exception:
-                continue
-        hints[name] = annotation
-    return hints
-
-
-def _schema_for(annotation: Any) -> JSONObject:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Union or origin is types.UnionType:
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _schema_for(members[0]) if len(members) == 1 else {}
-    if origin is typing.Annotated:
-        return _schema_for(typing.get_args(annotation)[0])
-    base = origin or annotation
-    if base in _SCALARS:
-        return dict(_SCALARS[base])
-    if isinstance(base, type):
-        if issubclass(base, _ARRAYS):
-            return {"type": "array"}
-        if issubclass(base, dict):
-            return {"type": "object"}
-    return {}
-
-
-def _first_doc_line(fn: Callable[..., Any]) -> str:
-    for line in (inspect.getdoc(fn) or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+    """The JSON Schema ``define_tool`` infers for ``fn``'s parameters."""
+    return Signature(fn).schema
