@@ -23,6 +23,13 @@ from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import ErrorInfo, RetryPolicy
 from .engine.scope import RunScope, guarded
 from .engine.translate import translate as translate_once
+from .engine.waiting import (
+    claim_pending,
+    keeps_pending,
+    load_pending,
+    require_pending_store,
+    save_pending,
+)
 from .errors import ConfigError
 from .events import DoneEvent, Event, TextEvent
 from .metrics import Metrics, MetricSink
@@ -364,13 +371,67 @@ class Client:
         id: str,
         cancel: CancelToken | None = None,
     ) -> RunResult:
-        """``run_with_answer`` for the conversation ``id``: loads and saves through the store."""
+        """``run_with_answer`` for the conversation ``id``: loads and saves through the store.
+
+        With a store that keeps pending requests, the request is claimed first: a second
+        resume of it (or a concurrent one, from any process) is a ``ConfigError``.
+        """
         _check_answer(pending, answer)
-        history = await self._store.get(id)
-        if history is None:
-            raise ConfigError(f"no conversation {id!r} in the store to resume")
-        run = RunInput(None, toolkit, history, id, cancel, resume=(pending, answer))
-        return await self._drain(self._engine.events(run), None)
+        return await self._resume_stored(pending, answer, toolkit, id, cancel, None)
+
+    async def pending(self, id: str) -> Request | None:
+        """The request conversation ``id`` waits for (``None``: it waits for nothing or does
+        not exist). ``ConfigError`` when the store does not keep pending requests."""
+        return await load_pending(require_pending_store(self._store), id)
+
+    async def resume(
+        self,
+        id: str,
+        answer: Answer,
+        toolkit: Toolkit | None = None,
+        *,
+        cancel: CancelToken | None = None,
+        on_event: Callable[[Event], Any] | None = None,
+    ) -> RunResult:
+        """Answer what conversation ``id`` waits for and continue its run, given nothing else:
+        the transcript and the pending request come from the store (in another process too,
+        with a shared ``SqliteConversationStore``).
+
+        ``answer.id`` must be the pending request's id (else ``ConfigError``, a ``ValueError``).
+        The request is claimed before anything runs, so a second resume, or a concurrent one,
+        is a ``ConfigError``. If the resume fails (a model error, a timeout, cancellation),
+        nothing is saved and the conversation waits for an answer again.
+        """
+        request = await load_pending(require_pending_store(self._store), id)
+        if request is None:
+            raise ConfigError(
+                f"conversation {id!r} is not waiting for an answer: nothing to resume"
+            )
+        _check_answer(request, answer)
+        return await self._resume_stored(request, answer, toolkit, id, cancel, on_event)
+
+    async def _resume_stored(
+        self,
+        request: Request,
+        answer: Answer,
+        toolkit: Toolkit | None,
+        id: str,
+        cancel: CancelToken | None,
+        on_event: Callable[[Event], Any] | None,
+    ) -> RunResult:
+        claimed = keeps_pending(self._store)
+        if claimed:
+            await claim_pending(self._store, id, request.id)
+        try:
+            history = await self._store.get(id)
+            if history is None:
+                raise ConfigError(f"no conversation {id!r} in the store to resume")
+            run = RunInput(None, toolkit, history, id, cancel, resume=(request, answer))
+            return await self._drain(self._engine.events(run), on_event)
+        except BaseException:
+            if claimed:  # nothing was saved: the conversation still waits for this request
+                await save_pending(self._store, id, request)
+            raise
 
     async def call_provider(
         self, body: JSONObject, *, cancel: CancelToken | None = None

@@ -114,7 +114,14 @@ class Tool:
 
 @runtime_checkable
 class ConversationStore(Protocol):
-    """Where conversation transcripts live between runs, keyed by an opaque id."""
+    """Where conversation transcripts live between runs, keyed by an opaque id.
+
+    Optional methods, used when present: ``async get_pending(id) -> Request | None`` and
+    ``async save_pending(id, request_or_None)`` keep the request a halted conversation waits
+    for (``Client.pending`` and ``Client.resume`` need them); ``async claim_pending(id,
+    request_id) -> Request | None`` takes that request atomically, so of two concurrent resumes
+    exactly one runs.
+    """
 
     async def get(self, id: str) -> list[JSONObject] | None:
         """The saved transcript, or ``None`` when the id is unknown."""

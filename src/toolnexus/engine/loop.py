@@ -37,6 +37,7 @@ from .llm import ModelCaller
 from .resume import resumable_turn
 from .scope import RunScope, guarded
 from .tool_calls import Finished, Outcome, ToolRunner
+from .waiting import check_not_waiting, save_pending
 
 __all__ = ["Engine", "RunInput"]
 
@@ -211,6 +212,8 @@ class Engine:
         return tools
 
     async def _seed(self, run: RunInput) -> list[JSONObject]:
+        if run.conversation_id is not None and run.resume is None:
+            await check_not_waiting(self.store, run.conversation_id)
         if run.history is not None:
             return list(run.history)
         if run.conversation_id is not None:
@@ -386,6 +389,8 @@ class Engine:
         )
         if run.conversation_id is not None:
             await self.store.save(run.conversation_id, state.messages)
+            if result.pending is not None:  # so another process can list and answer it
+                await save_pending(self.store, run.conversation_id, result.pending)
         await self.metrics.run(
             model=self.model,
             turns=state.turns,

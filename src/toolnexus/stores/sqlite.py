@@ -3,8 +3,11 @@
 Layout (created on first use, evolved by named migrations recorded in ``schema_migrations``)::
 
     conversations(id TEXT PRIMARY KEY, messages TEXT NOT NULL, updated_at TEXT NOT NULL)
+    pending_requests(id TEXT PRIMARY KEY, request_id TEXT NOT NULL, request TEXT NOT NULL,
+                     updated_at TEXT NOT NULL)
 
-``messages`` is the transcript as compact JSON text and ``updated_at`` an RFC 3339 UTC time.
+``messages`` is the transcript as compact JSON text and ``updated_at`` an RFC 3339 UTC time;
+``pending_requests`` holds the request a conversation waits for (its wire form as JSON).
 The database runs in WAL mode with a 5000 ms busy timeout, so readers never block the writer
 and concurrent writers (coroutines, threads or processes) wait for each other instead of
 failing. Every blocking call runs in a worker thread, on a connection borrowed from a small
@@ -15,18 +18,20 @@ checkpoint each time the last connection closes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
 from .._json import compact_json
 from ..errors import ConfigError, ToolnexusError
+from ..suspension import Request
 from ..types import JSONObject
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
@@ -45,6 +50,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "CREATE TABLE IF NOT EXISTS conversations ("
         "id TEXT PRIMARY KEY, messages TEXT NOT NULL, updated_at TEXT NOT NULL)",
     ),
+    (
+        "0002_create_pending_requests",
+        "CREATE TABLE IF NOT EXISTS pending_requests (id TEXT PRIMARY KEY, "
+        "request_id TEXT NOT NULL, request TEXT NOT NULL, updated_at TEXT NOT NULL)",
+    ),
 )
 """Schema changes in the order they apply, each under a name that is never reused."""
 
@@ -57,6 +67,14 @@ _UPSERT = (
     "ON CONFLICT(id) DO UPDATE SET messages = excluded.messages, updated_at = excluded.updated_at"
 )
 _DELETE = "DELETE FROM conversations WHERE id = ?"
+_SELECT_PENDING = "SELECT request FROM pending_requests WHERE id = ?"
+_UPSERT_PENDING = (
+    "INSERT INTO pending_requests (id, request_id, request, updated_at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT(id) DO UPDATE SET request_id = excluded.request_id, "
+    "request = excluded.request, updated_at = excluded.updated_at"
+)
+_DELETE_PENDING = "DELETE FROM pending_requests WHERE id = ?"
+_CLAIM_PENDING = "DELETE FROM pending_requests WHERE id = ? AND request_id = ?"
 
 
 class SqliteConversationStore:
@@ -105,8 +123,47 @@ class SqliteConversationStore:
         await self._call("save", id, lambda conn: conn.execute(_UPSERT, (id, text, stamp)))
 
     async def delete(self, id: str) -> None:
-        """Remove the transcript stored under ``id``; an unknown id is not an error."""
-        await self._call("delete", id, lambda conn: conn.execute(_DELETE, (id,)))
+        """Remove the transcript (and pending request) of ``id``; an unknown id is not an error."""
+
+        def delete(conn: sqlite3.Connection) -> None:
+            with _transaction(conn):
+                conn.execute(_DELETE, (id,))
+                conn.execute(_DELETE_PENDING, (id,))
+
+        await self._call("delete", id, delete)
+
+    async def get_pending(self, id: str) -> Request | None:
+        """The request conversation ``id`` waits for, or ``None``."""
+
+        def read(conn: sqlite3.Connection) -> Request | None:
+            row = conn.execute(_SELECT_PENDING, (id,)).fetchone()
+            return None if row is None else self._decode_request(id, row[0])
+
+        return await self._call("read the pending request of", id, read)
+
+    async def save_pending(self, id: str, request: Request | None) -> None:
+        """Record the request conversation ``id`` waits for; ``None`` clears it."""
+        if request is None:
+            clear = "clear the pending request of"
+            await self._call(clear, id, lambda conn: conn.execute(_DELETE_PENDING, (id,)))
+            return
+        text, stamp = compact_json(request.to_dict()), _utc_now()
+        values = (id, request.id, text, stamp)
+        what = "save the pending request of"
+        await self._call(what, id, lambda conn: conn.execute(_UPSERT_PENDING, values))
+
+    async def claim_pending(self, id: str, request_id: str) -> Request | None:
+        """Take (and clear) the pending request of ``id`` if its id is ``request_id``, in one
+        write transaction: of concurrent claims, from any process, exactly one gets it."""
+
+        def claim(conn: sqlite3.Connection) -> Request | None:
+            with _transaction(conn):
+                row = conn.execute(_SELECT_PENDING, (id,)).fetchone()
+                if row is None or conn.execute(_CLAIM_PENDING, (id, request_id)).rowcount != 1:
+                    return None
+            return self._decode_request(id, row[0])
+
+        return await self._call("claim the pending request of", id, claim)
 
     async def close(self) -> None:
         """Stop accepting calls and close the pooled connections. Harmless to repeat."""
@@ -197,8 +254,29 @@ class SqliteConversationStore:
             raise ToolnexusError(f"{where} is corrupt: not a JSON array of message objects")
         return messages
 
+    def _decode_request(self, id: str, text: str) -> Request:
+        try:
+            return Request.from_dict(json.loads(text))
+        except (TypeError, ValueError) as exc:
+            raise ToolnexusError(
+                f"the pending request of conversation {id!r} in {self._path} is corrupt ({exc})"
+            ) from None
+
     def __repr__(self) -> str:
         return f"SqliteConversationStore({str(self._path)!r})"
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction (``BEGIN IMMEDIATE`` takes the write lock first)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def _close_all(connections: list[sqlite3.Connection]) -> None:
