@@ -24,7 +24,16 @@ def test_the_seed_examples_and_the_quickstart_are_all_present() -> None:
         "memory_two_turns",
         "memory_per_user",
         "memory_own_transcript",
+        "mcp_and_skills",
+        "streaming_chat_sqlite",
+        "approval_two_processes",
+        "hooks",
     } <= names
+
+
+def test_the_examples_readme_lists_every_script() -> None:
+    listed = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    assert [p.name for p in SCRIPTS if f"`{p.name}`" not in listed] == []
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
@@ -33,7 +42,7 @@ def test_example_runs_and_prints_ok(script: Path) -> None:
         [sys.executable, str(script)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
         cwd=EXAMPLES.parent,
         check=False,
     )

@@ -1,6 +1,7 @@
 """The package surface: what ``import toolnexus`` loads, and what ``dir()`` promises."""
 
 import importlib
+import inspect
 import subprocess
 import sys
 import types
@@ -51,3 +52,30 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         _ = toolnexus.no_such_name  # type: ignore[attr-defined]
     with pytest.raises(AttributeError, match="no_such_name"):
         _ = toolnexus.testing.no_such_name
+
+
+def _undocumented(module: types.ModuleType) -> list[str]:
+    missing: list[str] = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if not (obj.__doc__ or "").strip():
+            missing.append(name)
+        if not inspect.isclass(obj):
+            continue
+        for attr, value in vars(obj).items():
+            if attr.startswith("_"):
+                continue
+            fn = value.fget if isinstance(value, property) else value
+            fn = getattr(fn, "__func__", fn)  # classmethod, staticmethod
+            if inspect.isfunction(fn) and not (fn.__doc__ or "").strip():
+                missing.append(f"{name}.{attr}")
+    return missing
+
+
+@pytest.mark.parametrize("module", [toolnexus, toolnexus.testing])
+def test_every_public_class_function_and_method_has_a_docstring(
+    module: types.ModuleType,
+) -> None:
+    assert _undocumented(module) == []

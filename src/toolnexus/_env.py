@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ._redact import add_secret
 
-__all__ = ["expand_env", "expand_headers", "unsendable"]
+__all__ = ["expand_env", "expand_headers", "unsendable", "unset_variables"]
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 
@@ -39,3 +39,14 @@ def expand_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 def unsendable(text: str) -> bool:
     """Whether ``text`` has a character no HTTP header may carry (a line break, NUL, DEL...)."""
     return any((ord(ch) < 32 and ch != "\t") or ord(ch) == 127 for ch in text)
+
+
+def unset_variables(values: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The names of the ``${NAME}`` variables used in ``values`` that are not set, in order."""
+    env = os.environ if environ is None else environ
+    out: list[str] = []
+    for value in values:
+        for name in _VAR.findall(str(value)):
+            if name not in env and name not in out:
+                out.append(name)
+    return out

@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import aclosing
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._callbacks import call_quietly
 from ._credentials import ApiKey, checked_headers, key_variables, request_headers
@@ -50,7 +50,7 @@ _RESERVED_PARAMS = ("messages", "tools", "stream")
 
 def create_client(
     base_url: str,
-    style: str = "openai",
+    style: Literal["openai", "anthropic"] = "openai",
     *,
     model: str,
     api_key: str | None = None,
@@ -71,17 +71,43 @@ def create_client(
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     metrics_registry: MetricsRegistry | None = None,
 ) -> Client:
-    """A client for an OpenAI- or Anthropic-style endpoint.
+    """A client for an OpenAI- or Anthropic-style endpoint. Nothing is contacted until a run.
 
-    ``base_url`` is the provider's API root (``https://api.openai.com/v1``,
-    ``https://api.anthropic.com``); ``style`` is ``"openai"`` or ``"anthropic"``. Without
-    ``api_key`` the key comes from the environment (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``
-    or ``OPENROUTER_API_KEY`` depending on style and host), resolved when a run starts.
-    ``timeout_ms`` bounds a whole run; ``retries`` bounds extra attempts per LLM call.
-    A response body (JSON, or a whole SSE stream) larger than ``max_response_bytes`` (64 MiB
-    by default) raises ``LLMError`` as soon as that much was read.
-    Metric events go to ``on_metric`` and to ``metrics_registry`` (a new one per client when
-    not given), which ``client.metrics()`` renders.
+    Args:
+        base_url: The provider's API root: ``https://api.openai.com/v1``,
+            ``https://api.anthropic.com``, ``https://openrouter.ai/api/v1``, a local server.
+        style: The wire format, ``"openai"`` (chat completions) or ``"anthropic"`` (messages).
+        model: The model name, sent verbatim.
+        api_key: The key; without it the environment's ``OPENAI_API_KEY``,
+            ``ANTHROPIC_API_KEY`` or ``OPENROUTER_API_KEY`` (by style and host), read when a
+            run starts. Never logged or put in an error.
+        headers: Extra request headers; they replace the library's own of the same name.
+        system_prompt: Sent first in every run (the toolkit's skills list follows it).
+        max_turns: Model round trips per run before it ends ``incomplete`` (at least 1).
+        hooks: ``Hooks(before_llm=, after_llm=, before_tool=, after_tool=)`` or a dict of them.
+        retries: Extra attempts per model call for 429, 5xx and network errors.
+        retry_base_ms: The first backoff delay; it doubles per attempt (with jitter).
+        timeout_ms: One deadline for a whole run (``RunTimeout``); ``None`` for none.
+        on_error: Decides for each failed model call (given an ``ErrorInfo``): return
+            ``"retry"`` to retry it (within ``retries``), anything else to fail.
+        store: Where ``conversation_id``/``ask(id=...)`` transcripts (and pending approvals)
+            live; an ``InMemoryConversationStore`` by default.
+        on_metric: Receives one ``llm`` event per model call, one ``tool`` event per
+            execution and one ``run`` event per run.
+        wait_for: Answers a tool's ``Request`` inline (the run waits); without it a
+            suspension halts the run as ``pending``.
+        request_params: Extra body fields (``temperature``, ``max_tokens``, ...).
+        body_transform: Sees (and may replace) each request body last, before it is sent.
+        http_client: An ``aiohttp.ClientSession`` or ``httpx.AsyncClient`` to send through
+            (the client then never closes it).
+
+        max_response_bytes: A response body (JSON, or a whole SSE stream) larger than this
+            (64 MiB by default) raises ``LLMError`` as soon as that much was read.
+        metrics_registry: Where metric events are counted (a new one per client when not
+            given); ``client.metrics()`` renders it.
+
+    Raises:
+        ConfigError: An unknown style or an invalid option.
     """
     try:
         dialect = dialect_for(style)
@@ -567,6 +593,7 @@ class Conversation:
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
+        """Run ``prompt`` after the transcript so far; it becomes the result's ``messages``."""
         result = await self._client.run(
             prompt, self._toolkit, history=self.messages, cancel=cancel, on_event=on_event
         )
@@ -574,6 +601,7 @@ class Conversation:
         return result
 
     def reset(self) -> None:
+        """Forget the transcript: the next ``send`` starts a new conversation."""
         self.messages = []
 
 

@@ -33,6 +33,7 @@ class TextEvent:
     delta: str
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "text", "delta": ...}``."""
         return {"type": self.type, "delta": self.delta}
 
 
@@ -44,6 +45,7 @@ class UsageEvent:
     usage: Usage
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "usage", "usage": ...}``."""
         return {"type": self.type, "usage": self.usage.to_dict()}
 
 
@@ -57,6 +59,7 @@ class ToolCallEvent:
     args: JSONObject
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "tool_call", "id", "name", "args"}``."""
         return {"type": self.type, "id": self.id, "name": self.name, "args": self.args}
 
 
@@ -68,6 +71,7 @@ class PendingEvent:
     request: Request
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "pending", "request": ...}``."""
         return {"type": self.type, "request": self.request.to_dict()}
 
 
@@ -107,6 +111,7 @@ class ToolResultEvent:
     is_error: bool
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "tool_result", "id", "name", "output", "isError"}``."""
         return {
             "type": self.type,
             "id": self.id,
@@ -124,6 +129,7 @@ class DoneEvent:
     result: RunResult
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "done", "result": ...}``."""
         return {"type": self.type, "result": self.result.to_dict()}
 
 

@@ -85,6 +85,7 @@ class Answer:
     """When not ok: ``declined``, ``cancelled`` or ``expired`` (advisory)."""
 
     def to_dict(self) -> JSONObject:
+        """Wire form (``id``, ``ok``, and ``data``/``reason`` when set)."""
         out: JSONObject = {"id": self.id, "ok": self.ok}
         if self.data is not None:
             out["data"] = self.data
@@ -94,6 +95,7 @@ class Answer:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """Parse the wire form; ``id`` and ``ok`` are required."""
         try:
             return cls(
                 id=str(data["id"]),

@@ -87,6 +87,7 @@ class Toolkit:
         return self._max_output_chars
 
     def get(self, name: str) -> Tool | None:
+        """The tool named ``name``, or ``None``."""
         return self._tools.get(name)
 
     def __contains__(self, name: object) -> bool:
@@ -132,12 +133,15 @@ class Toolkit:
         return self._mcp.status() if self._mcp is not None else {}
 
     def to_openai(self) -> list[JSONObject]:
+        """The tools as OpenAI chat-completions ``tools`` entries."""
         return schemas.to_openai(self.tools())
 
     def to_anthropic(self) -> list[JSONObject]:
+        """The tools as Anthropic messages ``tools`` entries."""
         return schemas.to_anthropic(self.tools())
 
     def to_gemini(self) -> list[JSONObject]:
+        """The tools as Gemini ``functionDeclarations`` (``[]`` without tools)."""
         return schemas.to_gemini(self.tools())
 
     async def serve(
@@ -213,6 +217,7 @@ async def create_toolkit(
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     token_store: TokenStore | None = None,
     max_tool_threads: int = DEFAULT_TOOL_THREADS,
+    strict: bool = False,
 ) -> Toolkit:
     """Load every configured tool source and merge them.
 
@@ -220,9 +225,13 @@ async def create_toolkit(
     ``extra_tools`` entry replaces the built-in of the same name; ``disable_tools`` removes
     tools by final name; for any other clash the first tool wins (with a warning).
     ``builtins`` left as ``None`` means on, unless the MCP config has a top-level ``builtins``.
-    A failing MCP server never makes this raise: see ``tk.mcp_status()``. ``cancel`` aborts
-    the load with ``RunCancelled`` after closing whatever was connected. A tool output longer
-    than ``max_output_chars`` is cut, says ``truncated`` and has ``metadata["truncated"]``.
+    A failing MCP server or a skipped ``SKILL.md`` is a warning on the ``toolnexus`` logger and
+    never makes this raise (see ``tk.mcp_status()``), unless ``strict=True``: then any server
+    that failed, any skill file skipped as broken, a missing skills folder or a raising
+    ``skill_provider`` raises ``ConfigError`` listing every problem (after closing what was
+    connected). ``cancel`` aborts the load with ``RunCancelled`` after closing whatever was
+    connected. A tool output longer than ``max_output_chars`` is cut, says ``truncated`` and
+    has ``metadata["truncated"]``.
     ``wait_for`` answers MCP elicitations and the sign-in of servers that use OAuth;
     ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
     any ``TokenStore``).
@@ -271,6 +280,8 @@ async def create_toolkit(
         )
 
     skill_source, mcp_source = await _gather_or_close(load_skill_source(), load_mcp())
+    if strict:
+        await _raise_on_problems(skill_source, mcp_source)
     builtin = select_builtins(builtins, builtin_tools())
     tools = assemble_tools(
         mcp=mcp_source.tools() if mcp_source is not None else (),
@@ -317,6 +328,19 @@ def _checked_positive(value: object, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ConfigError(f"{name} must be a positive integer, not {value!r}")
     return value
+
+
+async def _raise_on_problems(skills: SkillSource | None, mcp: McpSource | None) -> None:
+    """``ConfigError`` listing what failed to load (``strict=True``)."""
+    problems = list(skills.problems) if skills is not None else []
+    if mcp is not None:
+        problems += [f'MCP server "{n}" failed: {why}' for n, why in mcp.failures().items()]
+    if problems:
+        if mcp is not None:
+            await mcp.close()
+        raise ConfigError(
+            f"the toolkit did not load completely (strict=True): {'; '.join(problems)}"
+        )
 
 
 async def _gather_or_close(

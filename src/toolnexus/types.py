@@ -148,6 +148,7 @@ class Usage:
         )
 
     def to_dict(self) -> JSONObject:
+        """Wire form with camelCase keys (``promptTokens``, ...)."""
         return {
             "promptTokens": self.prompt_tokens,
             "completionTokens": self.completion_tokens,
@@ -167,6 +168,7 @@ class ToolCall:
     metadata: JSONObject | None = None
 
     def to_dict(self) -> JSONObject:
+        """Wire form with camelCase keys (``isError``)."""
         return {
             "id": self.id,
             "name": self.name,

@@ -42,7 +42,7 @@ async def run_command(args: argparse.Namespace) -> int:
     try:
         client = create_client(
             base_url,
-            style,
+            style,  # type: ignore[arg-type]  # from the command line; create_client checks it
             model=model,
             api_key=args.api_key,
             system_prompt=args.system,

@@ -120,6 +120,7 @@ class ModelCall:
 
     @property
     def stream(self) -> bool:
+        """Whether the loop asked for a streamed reply."""
         return self.run.stream
 
     def usage_of(self, reply: JSONObject) -> Usage:

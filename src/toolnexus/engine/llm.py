@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import time
 from collections.abc import AsyncGenerator, Mapping
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from .._json import JSONDepthError, loads
 from ..dialects import Dialect, MalformedResponse, StreamParser, Turn
@@ -19,6 +22,8 @@ from ..types import JSONObject, Usage
 from .retry import RetryPolicy
 
 __all__ = ["ATTEMPT_TIMEOUT", "DEFAULT_MAX_RESPONSE_BYTES", "LLMCaller", "ModelCaller"]
+
+logger = logging.getLogger("toolnexus")
 
 ATTEMPT_TIMEOUT = 120.0
 """Seconds per attempt: the whole response (JSON), or each gap between chunks (streaming)."""
@@ -74,6 +79,25 @@ class LLMCaller:
         self.url = url
         self.policy = policy
         self.max_response_bytes = max_response_bytes
+        parts = urlsplit(url)  # logged without its query, which may carry a key
+        self._log_url = parts._replace(query="", fragment="").geturl()
+
+    def _log(self, started: float, outcome: object, attempt: int, stream: bool) -> None:
+        """DEBUG: one line per HTTP attempt (method, URL, status, duration; no header)."""
+        if logger.isEnabledFor(logging.DEBUG):
+            ms = (time.perf_counter() - started) * 1000
+            mode = " (stream)" if stream else ""
+            logger.debug(
+                "POST %s%s -> %s in %.0f ms (attempt %d)",
+                self._log_url,
+                mode,
+                outcome,
+                ms,
+                attempt + 1,
+            )
+
+    def _log_retry(self, delay: float, attempt: int) -> None:
+        logger.debug("retrying POST %s in %.2f s (attempt %d)", self._log_url, delay, attempt + 2)
 
     def usage_of(self, reply: JSONObject) -> Usage:
         """The usage a raw reply reports (zeros when it cannot be read)."""
@@ -97,6 +121,7 @@ class LLMCaller:
         payload = _encode(body)
         attempt = 0
         while True:
+            started = time.perf_counter()
             try:
                 resp = await self.transport.request(
                     "POST",
@@ -109,11 +134,13 @@ class LLMCaller:
             except BodyTooLarge as exc:
                 raise self._too_large(exc.status) from None
             except NetworkError as exc:
+                self._log(started, f"network error ({type(exc).__name__})", attempt, False)
                 error = self._network_error(exc)
                 delay = await self.policy.delay(attempt, status=None, error=error)
                 if delay is None:
                     raise error from exc
             else:
+                self._log(started, resp.status, attempt, False)
                 if 200 <= resp.status < 300:
                     text = resp.text()
                     return resp.status, text, self._json_object(resp.status, text)
@@ -127,6 +154,7 @@ class LLMCaller:
                 )
                 if delay is None:
                     raise failure.error
+            self._log_retry(delay, attempt)
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -141,10 +169,12 @@ class LLMCaller:
         attempt = 0
         while True:
             started = False
+            began = time.perf_counter()
             try:
                 async with self.transport.stream(
                     "POST", self.url, headers=headers, body=payload, read_timeout=ATTEMPT_TIMEOUT
                 ) as resp:
+                    self._log(began, resp.status, attempt, True)
                     if not 200 <= resp.status < 300:
                         text = (await self._read(resp)).decode("utf-8", "replace")
                         raise self._failure(resp.status, text, resp.headers)
@@ -189,6 +219,7 @@ class LLMCaller:
             except NetworkError as exc:
                 if started:
                     raise LLMError(f"LLM stream from {self.url} broke: {exc}") from exc
+                self._log(began, f"network error ({type(exc).__name__})", attempt, True)
                 error = self._network_error(exc)
                 delay = await self.policy.delay(attempt, status=None, error=error)
                 if delay is None:
@@ -202,6 +233,7 @@ class LLMCaller:
                 )
                 if delay is None:
                     raise failure.error from None
+            self._log_retry(delay, attempt)
             await asyncio.sleep(delay)
             attempt += 1
 

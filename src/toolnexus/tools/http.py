@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Literal
 from urllib.parse import quote, urlencode
 
-from .._env import expand_headers, unsendable
+from .._env import expand_headers, unsendable, unset_variables
 from .._json import compact_json, loads
 from ..transport.http import BodyTooLarge, HttpResponse, NetworkError, Transport, transport_for
 from ..types import JSONObject, Tool, ToolContext, ToolResult
@@ -16,6 +17,8 @@ __all__ = ["http_tool"]
 
 BodyMode = Literal["json", "form", "raw"]
 ResultMode = Literal["text", "json", "status+text"]
+logger = logging.getLogger("toolnexus")
+
 _NO_BODY_METHODS = frozenset({"GET", "HEAD"})
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 """Default cap on the bytes read from an endpoint (enough for a million characters of text)."""
@@ -56,6 +59,8 @@ def http_tool(
     if result_mode not in ("text", "json", "status+text"):
         raise ValueError(f"http_tool {name!r}: unknown result_mode {result_mode!r}")
 
+    warned: set[str] = set()
+
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         remaining = dict(args or {})
         target = _fill_url(url, remaining)
@@ -68,6 +73,15 @@ def http_tool(
             target += ("&" if "?" in target else "?") + urlencode(
                 {k: _query_value(v) for k, v in params.items()}
             )
+        for variable in unset_variables((headers or {}).values()):
+            if variable not in warned:
+                warned.add(variable)
+                logger.warning(
+                    "http tool %r: a header uses ${%s}, which is not set; it is sent as an "
+                    "empty string",
+                    name,
+                    variable,
+                )
         sent_headers = expand_headers(headers)
         for header, value in sent_headers.items():
             if unsendable(value):

@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..._env import expand_env, unsendable
+from ..._env import expand_env, unsendable, unset_variables
 from ..._redact import redact
 from ...suspension import Answer, Request, pending
 from ...types import JSONObject, ToolContext, ToolResult
@@ -94,6 +96,9 @@ class ServerConnection:
         if self.config.problem is not None:
             self._report(self.config.problem)
             return
+        self._warn_unset_variables()
+        started = time.perf_counter()
+        logger.info('MCP server "%s": connecting (%s)', self.name, self._transport_name())
         try:
             self.listed = await self._open(list_tools=True)
         except Exception as exc:
@@ -102,6 +107,34 @@ class ServerConnection:
         finally:
             self._authorizer.mode = "call"
         self.status = "connected"
+        logger.info(
+            'MCP server "%s": ready, %d tools in %.0f ms',
+            self.name,
+            len(self.listed),
+            (time.perf_counter() - started) * 1000,
+        )
+
+    @property
+    def last_failure(self) -> str:
+        """Why the server last failed (or ``"not connected"``)."""
+        return self._last_failure
+
+    def _transport_name(self) -> str:
+        if self.config.type == "local":
+            return f"stdio: {os.path.basename(self.config.command[0])}"
+        return "streamable HTTP, SSE as fallback"
+
+    def _warn_unset_variables(self) -> None:
+        """A warning per ``${NAME}`` in a header that is not set (it would expand to "")."""
+        for header, raw in self.config.headers.items():
+            for name in unset_variables([raw]):
+                logger.warning(
+                    'MCP server "%s": header %s uses ${%s}, which is not set; it is sent '
+                    "as an empty string",
+                    self.name,
+                    header,
+                    name,
+                )
 
     async def call(self, tool: str, args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         """Call ``tool``; on a lost session reconnect once and retry once. Never raises.

@@ -115,6 +115,14 @@ class McpSource:
         """``{server: "connected" | "failed" | "disabled"}`` for every configured server."""
         return {server.name: server.status for server in self._servers}
 
+    def failures(self) -> dict[str, str]:
+        """``{server: reason}`` for every enabled server that is ``failed``."""
+        return {
+            server.name: server.last_failure
+            for server in self._servers
+            if server.config.enabled and server.status == "failed"
+        }
+
     async def close(self) -> None:
         """End every session and stop every stdio child; safe to call more than once."""
         if self._closed:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -12,7 +13,14 @@ from ...errors import ConfigError
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from .catalog import SkillDirs, apply_filter, data_skill, merge, normalize_dirs, skill_defs
 from .discovery import discover, list_skill_files
-from .model import SKILL_NAME_DESCRIPTION, SKILL_TOOL_DESCRIPTION, Skill, SkillDef, SkillInfo
+from .model import (
+    SKILL_NAME_DESCRIPTION,
+    SKILL_TOOL_DESCRIPTION,
+    Skill,
+    SkillDef,
+    SkillInfo,
+    SkillSkip,
+)
 from .render import available_names, not_found, render_prompt, render_skill
 
 __all__ = ["DEFAULT_SAMPLE_SIZE", "SkillSource", "load_skills", "validate_sample_limit"]
@@ -50,8 +58,13 @@ def validate_sample_limit(sample_limit: int) -> None:
 class SkillSource:
     """Loaded (and filtered) skills, the ``skill`` tool that serves them and their prompt."""
 
-    def __init__(self, skills: Sequence[Skill], *, sample_limit: int = 0) -> None:
+    def __init__(
+        self, skills: Sequence[Skill], *, sample_limit: int = 0, problems: Sequence[str] = ()
+    ) -> None:
         validate_sample_limit(sample_limit)
+        self.problems = list(problems)
+        """What failed to load (skipped files, missing folders, a raising provider), one line
+        each; ``create_toolkit(strict=True)`` raises when there is any."""
         self._skills: dict[str, Skill] = {s.name: s for s in skills}
         self._sample_limit = sample_limit
         self._prompt: str | None = None
@@ -127,18 +140,41 @@ async def load_skills(
     """
     validate_sample_limit(sample_limit)
     roots = normalize_dirs(skills_dir)
-    found, skipped = await asyncio.to_thread(discover, roots) if roots else ([], [])
+    found, skipped, problems = await asyncio.to_thread(_discover, roots) if roots else ([], [], [])
     defs = skill_defs(skills, origin="skills")
-    defs += skill_defs(await _call_provider(skill_provider), origin="skill_provider result")
+    defs += skill_defs(
+        await _call_provider(skill_provider, problems), origin="skill_provider result"
+    )
     accepted = merge([*found, *(data_skill(d) for d in defs)], skipped)
     for skip in skipped:
-        logger.debug("skill at %s skipped: %s", skip.location, skip.reason)
+        if skip.reason != "duplicate-name":  # duplicates were reported by merge()
+            reason = SKIP_REASONS.get(skip.reason, skip.reason)
+            logger.warning("skill file %s skipped: %s", skip.location, reason)
+            problems.append(f"skill file {skip.location}: {reason}")
     return SkillSource(
-        apply_filter(accepted, skill_filter, disable_skills), sample_limit=sample_limit
+        apply_filter(accepted, skill_filter, disable_skills),
+        sample_limit=sample_limit,
+        problems=problems,
     )
 
 
-async def _call_provider(provider: Callable[[], Any] | None) -> object:
+SKIP_REASONS: dict[str, str] = {
+    "missing-name": "no frontmatter with a non-empty name (a SKILL.md starts with a --- block "
+    "holding name: and description:)",
+    "malformed-frontmatter": "the frontmatter is not valid YAML mapping keys to values",
+    "unreadable": "the file cannot be read as UTF-8 text",
+}
+"""A sentence per skip reason, for warnings."""
+
+
+def _discover(roots: list[str]) -> tuple[list[Skill], list[SkillSkip], list[str]]:
+    """``discover`` plus a problem line per root that is not a folder (in a worker thread)."""
+    problems = [f"skills directory {r} does not exist" for r in roots if not os.path.isdir(r)]
+    found, skipped = discover(roots)
+    return found, skipped, problems
+
+
+async def _call_provider(provider: Callable[[], Any] | None, problems: list[str]) -> object:
     if provider is None:
         return None
     try:
@@ -149,4 +185,5 @@ async def _call_provider(provider: Callable[[], Any] | None) -> object:
             type(exc).__name__,
             exc,
         )
+        problems.append(f"skill_provider raised {type(exc).__name__}: {exc}")
         return None
