@@ -24,8 +24,9 @@ from toolnexus import (
 )
 from toolnexus.testing import StubLLMServer, reply
 
+from ..running import drive
 from .resume_worker import APPROVAL, CONVERSATION, PROMPT, build_toolkit, calls_file
-from .support import Message, assert_balanced, client_for, drive
+from .support import Message, assert_balanced, client_for
 
 WORKER = Path(__file__).with_name("approval_worker.py")
 
