@@ -47,8 +47,11 @@ class Signature:
     ``*args`` and ``**kwargs`` excluded)."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
+        from pydantic import ValidationError
+
         params = _parameters(fn)
-        self._names = [p.name for p in params]
+        self._names = {f"f{i}": p.name for i, p in enumerate(params)}
+        self._invalid = ValidationError
         self._model = _model(fn, params)
         try:
             schema = _json_schema(self._model)
@@ -65,21 +68,14 @@ class Signature:
         Raises ``ArgumentError`` naming every unknown, missing or invalid field (nested fields
         with dots: ``point.x``, ``items.0``). Parameters the model left out keep their defaults.
         """
-        from pydantic import ValidationError
-
         try:
             checked = self._model.model_validate(args)
-        except ValidationError as exc:
+        except self._invalid as exc:
             raise ArgumentError(
-                [
-                    (".".join(str(p) for p in e["loc"]) or "(arguments)", e["msg"])
-                    for e in exc.errors()
-                ]
+                [(".".join(map(str, e["loc"])) or "(arguments)", e["msg"]) for e in exc.errors()]
             ) from None
-        return {
-            self._names[int(field[1:])]: getattr(checked, field)
-            for field in checked.model_fields_set
-        }
+        values = checked.__dict__
+        return {self._names[field]: values[field] for field in checked.__pydantic_fields_set__}
 
 
 def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
