@@ -87,6 +87,7 @@ class ToolProgressEvent:
     message: str | None = None
 
     def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "tool_progress", "id", "name", ...}`` (unset fields left out)."""
         out: JSONObject = {
             "type": self.type,
             "id": self.id,

@@ -45,10 +45,12 @@ class MemoryTokenStore:
         self._records: dict[str, JSONObject] = {}
 
     async def get(self, key: str) -> JSONObject | None:
+        """A copy of the record saved under ``key``, or ``None``."""
         record = self._records.get(key)
         return json.loads(json.dumps(record)) if record is not None else None
 
     async def set(self, key: str, record: JSONObject) -> None:
+        """Save a copy of ``record`` under ``key``."""
         self._records[key] = json.loads(json.dumps(record))
 
     def __repr__(self) -> str:
@@ -66,11 +68,13 @@ class FileTokenStore:
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> JSONObject | None:
+        """The record saved under ``key`` in the file, or ``None``."""
         records = await asyncio.to_thread(self._read)
         record = records.get(key)
         return record if isinstance(record, dict) else None
 
     async def set(self, key: str, record: JSONObject) -> None:
+        """Save ``record`` under ``key``, rewriting the file atomically."""
         async with self._lock:
             await asyncio.to_thread(self._update, key, record)
 
