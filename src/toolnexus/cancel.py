@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 
 __all__ = ["CancelToken"]
+
+logger = logging.getLogger("toolnexus")
 
 
 class CancelToken:
@@ -28,14 +31,21 @@ class CancelToken:
         return self._cancelled
 
     def cancel(self) -> None:
-        """Cancel; idempotent and thread-safe. Watchers are notified once."""
+        """Cancel; idempotent and thread-safe. Watchers are notified once.
+
+        Every callback runs, even when an earlier one raises (its exception is logged), so
+        each watcher — a run's own deadline scope included — is always told.
+        """
         with self._lock:
             if self._cancelled:
                 return
             self._cancelled = True
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
-            callback()
+            try:
+                callback()
+            except Exception:
+                logger.warning("a CancelToken callback raised; ignored", exc_info=True)
 
     def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` (on the cancelling thread) when the token fires.

@@ -488,8 +488,10 @@ class Client:
             return None
 
         scope = RunScope(cancel, engine.timeout_ms)
-        async for answer in guarded(one_call(), scope, no_run_metric):
-            return answer
+        calls = guarded(one_call(), scope, no_run_metric, final=lambda _: True)
+        async with aclosing(calls):
+            async for answer in calls:
+                return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def translate(

@@ -1,6 +1,9 @@
 """Metric events: one per LLM call, per tool execution, per run.
 
 Each goes to the client's ``MetricsRegistry`` (Prometheus text) and, as a dict, to ``on_metric``.
+
+A stream its consumer leaves early still reports the model call it interrupted (``status``
+``"error"``) and the run (``status`` ``"abandoned"``), both with ``"abandoned": True``.
 """
 
 from __future__ import annotations
@@ -39,7 +42,14 @@ class Metrics:
         return self._registry
 
     async def llm(
-        self, *, model: str, ok: bool, ms: float, prompt_tokens: int = 0, completion_tokens: int = 0
+        self,
+        *,
+        model: str,
+        ok: bool,
+        ms: float,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        abandoned: bool = False,
     ) -> None:
         if self._registry is not None:
             self._registry.llm(
@@ -51,16 +61,17 @@ class Metrics:
             )
         if self._sink is None:
             return
-        await self._emit(
-            {
-                "event": "llm",
-                "model": model,
-                "status": "ok" if ok else "error",
-                "ms": ms,
-                "prompt_tokens": prompt_tokens if ok else 0,
-                "completion_tokens": completion_tokens if ok else 0,
-            }
-        )
+        event: JSONObject = {
+            "event": "llm",
+            "model": model,
+            "status": "ok" if ok else "error",
+            "ms": ms,
+            "prompt_tokens": prompt_tokens if ok else 0,
+            "completion_tokens": completion_tokens if ok else 0,
+        }
+        if abandoned:
+            event["abandoned"] = True
+        await self._emit(event)
 
     async def tool(
         self, *, tool: str, source: ToolSource, is_error: bool, ms: float, pending: bool = False
@@ -90,6 +101,7 @@ class Metrics:
         ms: float,
         status: str | None = None,
         error: str | None = None,
+        abandoned: bool = False,
     ) -> None:
         if self._registry is not None and error is not None:
             self._registry.run_error(model)
@@ -103,7 +115,10 @@ class Metrics:
             "total_tokens": total_tokens,
             "ms": ms,
         }
-        if error is not None:
+        if abandoned:
+            event["status"] = "abandoned"
+            event["abandoned"] = True
+        elif error is not None:
             event["error"] = error
         else:
             event["status"] = status

@@ -232,6 +232,7 @@ async def create_toolkit(
     connected). ``cancel`` aborts the load with ``RunCancelled`` after closing whatever was
     connected. A tool output longer than ``max_output_chars`` is cut, says ``truncated`` and
     has ``metadata["truncated"]``.
+    Any later failure (a bad ``builtins`` value, say) closes the MCP servers that started.
     ``wait_for`` answers MCP elicitations and the sign-in of servers that use OAuth;
     ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
     any ``TokenStore``).
@@ -242,6 +243,7 @@ async def create_toolkit(
     validate_sample_limit(sample_limit)
     _checked_max_output(max_output_chars)
     _checked_positive(max_tool_threads, "max_tool_threads")
+    extra = _checked_tools(extra_tools, "extra_tools")
     if cancel is not None and cancel.cancelled:
         raise RunCancelled("toolkit load cancelled")
 
@@ -255,6 +257,7 @@ async def create_toolkit(
             config = await asyncio.to_thread(load_mcp_config, mcp_config)
         if builtins is None and config.builtins is not None:
             builtins = config.builtins
+    builtin = select_builtins(builtins, builtin_tools())
 
     skill_source_given = skills_dir is not None or skills is not None or skill_provider is not None
 
@@ -282,22 +285,26 @@ async def create_toolkit(
     skill_source, mcp_source = await _gather_or_close(load_skill_source(), load_mcp())
     if strict:
         await _raise_on_problems(skill_source, mcp_source)
-    builtin = select_builtins(builtins, builtin_tools())
-    tools = assemble_tools(
-        mcp=mcp_source.tools() if mcp_source is not None else (),
-        skill=skill_source.tool if skill_source is not None else None,
-        builtins=builtin,
-        extra=extra_tools or (),
-        disable=disable_tools or (),
-    )
-    return Toolkit(
-        tools,
-        skills=skill_source,
-        mcp=mcp_source,
-        config=config,
-        max_output_chars=max_output_chars,
-        max_tool_threads=max_tool_threads,
-    )
+    try:
+        tools = assemble_tools(
+            mcp=mcp_source.tools() if mcp_source is not None else (),
+            skill=skill_source.tool if skill_source is not None else None,
+            builtins=builtin,
+            extra=extra,
+            disable=disable_tools or (),
+        )
+        return Toolkit(
+            tools,
+            skills=skill_source,
+            mcp=mcp_source,
+            config=config,
+            max_output_chars=max_output_chars,
+            max_tool_threads=max_tool_threads,
+        )
+    except BaseException:
+        if mcp_source is not None:
+            await mcp_source.close()
+        raise
 
 
 def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResult:
@@ -341,6 +348,22 @@ async def _raise_on_problems(skills: SkillSource | None, mcp: McpSource | None) 
         raise ConfigError(
             f"the toolkit did not load completely (strict=True): {'; '.join(problems)}"
         )
+
+
+def _checked_tools(tools: Sequence[Tool] | None, option: str) -> list[Tool]:
+    """``tools`` as a list, or a ``ConfigError`` naming the first entry that is not a ``Tool``."""
+    if tools is None:
+        return []
+    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
+        raise ConfigError(f"{option} must be a list of Tool objects, not {type(tools).__name__}")
+    out = list(tools)
+    for i, t in enumerate(out):
+        if not isinstance(t, Tool):
+            raise ConfigError(
+                f"{option}[{i}] is not a Tool but {type(t).__name__} ({t!r:.60}); "
+                "wrap functions with @tool or build a Tool"
+            )
+    return out
 
 
 async def _gather_or_close(

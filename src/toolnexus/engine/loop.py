@@ -117,16 +117,18 @@ class Engine:
             )
 
         async def on_error(exc: BaseException) -> None:
+            abandoned = isinstance(exc, GeneratorExit)
             await self.metrics.run(
                 model=self.model,
                 turns=state.turns,
                 tool_calls=len(state.tool_calls),
                 total_tokens=state.usage.total_tokens,
                 ms=_ms_since(state.started),
-                error=str(exc) or type(exc).__name__,
+                error=None if abandoned else str(exc) or type(exc).__name__,
+                abandoned=abandoned,
             )
 
-        events = guarded(self._loop(run, state, scope), scope, on_error)
+        events = guarded(self._loop(run, state, scope), scope, on_error, final=_is_done)
         if state.info is None:
             return events
         return observed(events, interceptors, state.info)
@@ -271,7 +273,10 @@ class Engine:
             else:
                 reply = await self.caller.call(body, headers, turn=turn)
                 yield reply
-        except GeneratorExit:
+        except GeneratorExit:  # the consumer left the stream during this call
+            await self.metrics.llm(
+                model=self.model, ok=False, ms=_ms_since(started), abandoned=True
+            )
             raise
         except BaseException:
             await self.metrics.llm(model=self.model, ok=False, ms=_ms_since(started))
@@ -410,6 +415,10 @@ def _stamp(request: Request, call_id: str) -> Request:
     """The request with the halted call's id in ``data["toolCallId"]`` (for the resume)."""
     data = {**(request.data or {}), "toolCallId": call_id}
     return Request(request.id, request.kind, request.prompt, request.url, data, request.expires_at)
+
+
+def _is_done(event: Event) -> bool:
+    return isinstance(event, DoneEvent)
 
 
 def _ms_since(started: float) -> float:

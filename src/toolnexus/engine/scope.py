@@ -5,7 +5,8 @@ hands it to the caller). While the loop is working, a fired token or a passed de
 the driving task, which aborts whatever it awaits (an HTTP request, a backoff sleep, tool
 tasks, ``wait_for``); the ``CancelledError`` is then turned into ``RunCancelled`` or
 ``RunTimeout`` and the task's cancellation count restored, as ``asyncio.timeout`` does. While
-the caller holds an event, nothing is cancelled: the next step raises instead.
+the caller holds an event, nothing is cancelled: the next step raises instead. Once the final
+event (the run's ``DoneEvent``) is handed out the run is over, and nothing raises any more.
 """
 
 from __future__ import annotations
@@ -115,11 +116,18 @@ async def guarded(
     inner: AsyncGenerator[T, None],
     scope: RunScope,
     on_error: Callable[[BaseException], Awaitable[None]],
+    *,
+    final: Callable[[T], bool] = lambda _: False,
 ) -> AsyncGenerator[T, None]:
     """Drive ``inner`` under ``scope``; ``on_error`` sees any exception before it propagates.
 
     Every exception leaving here is redacted first (message, ``body`` and its chain).
+    After an item for which ``final(item)`` is true, the run is finished: the deadline and the
+    token are disarmed and iteration ends without entering the scope again. A consumer that
+    closes the generator before that (an abandoned stream) is reported to ``on_error`` as the
+    ``GeneratorExit`` it is.
     """
+    finished = False
     try:
         scope.start()
         while True:
@@ -134,10 +142,19 @@ async def guarded(
                 raise
             finally:
                 scope.leave()
+            if final(item):
+                finished = True
+                scope.close()
             yield item
-    except (Exception, asyncio.CancelledError) as exc:
-        redact_exception(exc)
-        await on_error(exc)
+            if finished:
+                return
+    except (Exception, asyncio.CancelledError, GeneratorExit) as exc:
+        if not isinstance(exc, GeneratorExit):
+            redact_exception(exc)
+        if not finished:
+            if isinstance(exc, GeneratorExit):
+                await inner.aclose()  # what ``inner`` reports on closing comes first
+            await on_error(exc)
         raise
     finally:
         scope.close()
