@@ -277,10 +277,23 @@ async def test_a_completed_run_closes_the_inner_generator_and_calls_no_on_error(
     assert_task_not_left_cancelled()
 
 
-async def test_a_consumer_that_stops_early_closes_the_inner_generator() -> None:
+async def test_a_consumer_that_stops_early_closes_the_inner_generator_then_reports_it() -> None:
     inner, errors = Inner(CancelToken()), Errors()
     async with aclosing(guard(inner.events(), RunScope(inner.token, 60_000), errors)) as events:
         assert await anext(events) == "first"
+    assert inner.closed is True
+    assert [type(e) for e in errors.seen] == [GeneratorExit]
+
+
+async def test_a_consumer_that_stops_after_the_final_item_is_not_reported() -> None:
+    inner, errors = Inner(CancelToken()), Errors()
+    scope = RunScope(inner.token, 60_000)
+    guarded_events = guarded(inner.events(), scope, errors, final=lambda item: item == "first")
+    async with aclosing(guarded_events) as events:
+        assert await anext(events) == "first"
+        inner.token.cancel()  # lands after the final item: nothing raises
+        with pytest.raises(StopAsyncIteration):
+            await anext(events)
     assert inner.closed is True
     assert errors.seen == []
 
