@@ -9,7 +9,7 @@ from contextlib import aclosing
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
-from ._callbacks import call_quietly
+from ._callbacks import call_quietly, snapshot
 from ._credentials import ApiKey, checked_headers, key_variables, request_headers
 from ._sync import run_blocking
 from .cancel import CancelToken
@@ -563,7 +563,7 @@ class Client:
                 if isinstance(event, DoneEvent):
                     result = event.result
                 if on_event is not None:
-                    await call_quietly(on_event, event, what="on_event")
+                    await call_quietly(on_event, snapshot(event), what="on_event")
         assert result is not None, "the loop ended without a done event"
         return result
 

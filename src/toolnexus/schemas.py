@@ -1,9 +1,14 @@
-"""A tool list in each provider's declaration format."""
+"""A tool list in each provider's declaration format.
+
+Each declaration carries its own copy of the tool's input schema, so whoever edits what these
+functions return (a hook, ``body_transform``, a caller) cannot change the ``Tool``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ._callbacks import snapshot
 from .types import JSONObject, Tool
 
 __all__ = ["to_anthropic", "to_gemini", "to_openai"]
@@ -17,7 +22,7 @@ def to_openai(tools: Sequence[Tool]) -> list[JSONObject]:
             "function": {
                 "name": t.name,
                 "description": t.description,
-                "parameters": t.input_schema,
+                "parameters": snapshot(t.input_schema),
             },
         }
         for t in tools
@@ -27,7 +32,7 @@ def to_openai(tools: Sequence[Tool]) -> list[JSONObject]:
 def to_anthropic(tools: Sequence[Tool]) -> list[JSONObject]:
     """Anthropic messages ``tools`` entries."""
     return [
-        {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+        {"name": t.name, "description": t.description, "input_schema": snapshot(t.input_schema)}
         for t in tools
     ]
 
@@ -37,6 +42,7 @@ def to_gemini(tools: Sequence[Tool]) -> list[JSONObject]:
     if not tools:
         return []
     declarations = [
-        {"name": t.name, "description": t.description, "parameters": t.input_schema} for t in tools
+        {"name": t.name, "description": t.description, "parameters": snapshot(t.input_schema)}
+        for t in tools
     ]
     return [{"functionDeclarations": declarations}]

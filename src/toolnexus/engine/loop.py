@@ -13,7 +13,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._callbacks import maybe_await
+from .._callbacks import maybe_await, snapshot
 from ..cancel import CancelToken
 from ..dialects import Dialect, ToolUse, Turn
 from ..errors import ConfigError
@@ -176,11 +176,11 @@ class Engine:
                 state.messages.append(reply.message)
                 state.last_message = reply.message
             if self.hooks.after_llm is not None:
-                payload = {"response": reply.response, "model": self.model, "turn": turn}
+                payload = {"response": snapshot(reply.response), "model": self.model, "turn": turn}
                 await call_hook(
                     self.hooks.after_llm, {**payload, "style": self.dialect.name}, name="after_llm"
                 )
-            yield UsageEvent(state.usage)
+            yield UsageEvent(snapshot(state.usage))
             if not reply.tool_uses:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
@@ -202,15 +202,20 @@ class Engine:
         """Run the ``before_llm`` hook; its replacements persist. Returns the tools to send."""
         if self.hooks.before_llm is None:
             return tools
-        payload = {"messages": state.messages, "tools": tools, "model": self.model, "turn": turn}
+        payload = {
+            "messages": snapshot(state.messages),
+            "tools": snapshot(tools),
+            "model": self.model,
+            "turn": turn,
+        }
         override = await call_hook(
             self.hooks.before_llm, {**payload, "style": self.dialect.name}, name="before_llm"
         )
         if override:
             if override.get("messages") is not None:
-                state.messages = list(override["messages"])
+                state.messages = snapshot(list(override["messages"]))
             if "tools" in override:
-                return list(override["tools"] or [])
+                return snapshot(list(override["tools"] or []))
         return tools
 
     async def _seed(self, run: RunInput) -> list[JSONObject]:
@@ -235,7 +240,7 @@ class Engine:
         if self.request_params:
             body.update(self.request_params)
         if self.body_transform is not None:
-            replaced = await maybe_await(self.body_transform, body)
+            replaced = await maybe_await(self.body_transform, snapshot(body))
             if replaced is not None:
                 if not isinstance(replaced, dict):
                     raise ConfigError(
@@ -294,7 +299,7 @@ class Engine:
     ) -> AsyncGenerator[Event, None]:
         """Announce, run and settle one turn's calls; leaves the results in ``turn_results``."""
         for use in uses:
-            yield ToolCallEvent(use.id, use.name, use.args)
+            yield ToolCallEvent(use.id, use.name, snapshot(use.args))
         outcomes: list[Outcome] = []
         async for item in runner.with_progress(runner.run_all(uses, turn)):
             if isinstance(item, Finished):
@@ -313,12 +318,12 @@ class Engine:
                     result = ToolResult(
                         result.output, True, {**(result.metadata or {}), "pending": request}
                     )
-                    yield PendingEvent(request)
+                    yield PendingEvent(snapshot(request))
                     state.halted = request
                     state.record(use, outcome.args, result)
                     results.append((use.id, result))
                     continue
-                yield PendingEvent(request)
+                yield PendingEvent(snapshot(request))
                 answering = self._answer(runner, use, outcome.args, request, (turn, index))
                 async for step in runner.with_progress(answering):
                     if isinstance(step, Finished):
@@ -340,7 +345,7 @@ class Engine:
     ) -> ToolResult:
         """Ask the host's ``wait_for``; run the call once more when the answer is ok."""
         assert self.wait_for is not None
-        answer = await maybe_await(self.wait_for, request)
+        answer = await maybe_await(self.wait_for, snapshot(request))
         if not isinstance(answer, Answer) or not answer.ok:
             return ToolResult(f"declined/expired: {request.prompt}", is_error=True)
         return await runner.run_again(use, args, answer, request, *where)
@@ -393,9 +398,9 @@ class Engine:
             stop_reason=state.stop_reason,
         )
         if run.conversation_id is not None:
-            await self.store.save(run.conversation_id, state.messages)
+            await self.store.save(run.conversation_id, snapshot(state.messages))
             if result.pending is not None:  # so another process can list and answer it
-                await save_pending(self.store, run.conversation_id, result.pending)
+                await save_pending(self.store, run.conversation_id, snapshot(result.pending))
         await self.metrics.run(
             model=self.model,
             turns=state.turns,

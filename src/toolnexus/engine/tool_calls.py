@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from .._callbacks import snapshot
 from ..dialects import ToolUse
 from ..events import ToolProgressEvent
 from ..metrics import Metrics
@@ -76,7 +77,7 @@ class ToolRunner:
         args = use.args
         override = await call_hook(
             self._hooks.before_tool,
-            {"name": use.name, "args": args, "id": use.id, "turn": turn},
+            {"name": use.name, "args": snapshot(args), "id": use.id, "turn": turn},
             name="before_tool",
         )
         if override and isinstance(override.get("result"), ToolResult):
@@ -84,7 +85,7 @@ class ToolRunner:
             await self._meter(use.name, result, started)
             return Outcome(args, result)
         if override and isinstance(override.get("args"), dict):
-            args = override["args"]
+            args = snapshot(override["args"])
         result = await self._execute(use, args, self.context(use=use), (turn, index, 0, seq))
         if pending_of(result) is None:
             result = await self._after_tool(use, args, result, turn)
@@ -164,6 +165,7 @@ class ToolRunner:
         ctx: ToolContext,
         where: tuple[int, int, int, int],
     ) -> ToolResult:
+        args = snapshot(args)  # the tool's own copy: the transcript keeps what the model sent
         if self._chain is None or self._info is None:
             return await self._innermost_of(use.name, args, ctx)
         turn, index, attempt, seq = where
@@ -186,7 +188,13 @@ class ToolRunner:
     ) -> ToolResult:
         override = await call_hook(
             self._hooks.after_tool,
-            {"name": use.name, "args": args, "result": result, "id": use.id, "turn": turn},
+            {
+                "name": use.name,
+                "args": snapshot(args),
+                "result": snapshot(result),
+                "id": use.id,
+                "turn": turn,
+            },
             name="after_tool",
         )
         if override and isinstance(override.get("result"), ToolResult):

@@ -30,12 +30,15 @@ logger = logging.getLogger("toolnexus")
 DEFAULT_SAMPLE_SIZE = 10
 """How many files a skill's output lists when ``sample_limit`` is ``0``."""
 
-SKILL_TOOL_SCHEMA: JSONObject = {
-    "type": "object",
-    "properties": {"name": {"type": "string", "description": SKILL_NAME_DESCRIPTION}},
-    "required": ["name"],
-    "additionalProperties": False,
-}
+
+def skill_tool_schema() -> JSONObject:
+    """A fresh input schema of the ``skill`` tool (each toolkit owns its own)."""
+    return {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": SKILL_NAME_DESCRIPTION}},
+        "required": ["name"],
+        "additionalProperties": False,
+    }
 
 
 def validate_sample_limit(sample_limit: int) -> None:
@@ -71,7 +74,7 @@ class SkillSource:
         self.tool = Tool(
             name="skill",
             description=SKILL_TOOL_DESCRIPTION,
-            input_schema=SKILL_TOOL_SCHEMA,
+            input_schema=skill_tool_schema(),
             source="skill",
             execute=self._execute,
         )
