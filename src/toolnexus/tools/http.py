@@ -10,7 +10,15 @@ from urllib.parse import quote, urlencode
 
 from .._env import expand_headers, unsendable, unset_variables
 from .._json import compact_json, loads
-from ..transport.http import BodyTooLarge, HttpResponse, NetworkError, Transport, transport_for
+from ..errors import ConfigError
+from ..transport.http import (
+    BodyTooLarge,
+    HttpResponse,
+    NetworkError,
+    Transport,
+    check_http_client,
+    transport_for,
+)
 from ..types import JSONObject, Tool, ToolContext, ToolResult
 
 __all__ = ["http_tool"]
@@ -55,9 +63,10 @@ def http_tool(
     method = method.upper()
     query_names = frozenset(query or ())
     if body not in ("json", "form", "raw"):
-        raise ValueError(f"http_tool {name!r}: body must be 'json', 'form' or 'raw', not {body!r}")
+        raise ConfigError(f"http_tool {name!r}: body must be 'json', 'form' or 'raw', not {body!r}")
     if result_mode not in ("text", "json", "status+text"):
-        raise ValueError(f"http_tool {name!r}: unknown result_mode {result_mode!r}")
+        raise ConfigError(f"http_tool {name!r}: unknown result_mode {result_mode!r}")
+    check_http_client(http_client)
 
     warned: set[str] = set()
 

@@ -4,16 +4,27 @@
 keep-alive and no cap on connections in flight). ``HttpxTransport`` adapts a caller's
 ``httpx.AsyncClient``. Both translate their library's failures into ``NetworkError`` here, at the
 edge, so nothing above this module knows which one is in use.
+
+A client may be used from several event loops (``asyncio.run`` called again and again, or
+``run_sync`` from many threads at once). The default transport keeps one session per loop and
+closes it when that loop shuts down, so a finished loop leaves neither a session nor a reference
+behind. An injected client belongs to the loop it was first used on; using it from another one
+is a ``ConfigError`` rather than an obscure failure deep inside the HTTP library.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Mapping
+import sys
+import threading
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
     import aiohttp
@@ -27,6 +38,7 @@ __all__ = [
     "NetworkError",
     "StreamResponse",
     "Transport",
+    "check_http_client",
     "read_capped",
     "transport_for",
 ]
@@ -132,50 +144,123 @@ class Transport(Protocol):
 
 def transport_for(http_client: object | None) -> Transport:
     """The transport for a caller's client: aiohttp session, httpx client, or our own."""
-    if http_client is None:
+    kind = check_http_client(http_client)
+    if kind is None:
         return AiohttpTransport()
-    module = type(http_client).__module__.split(".")[0]
-    if module == "aiohttp":
+    if kind == "aiohttp":
         return AiohttpTransport(http_client)  # type: ignore[arg-type]
-    if module == "httpx":
-        return HttpxTransport(http_client)  # type: ignore[arg-type]
-    raise TypeError(
-        f"http_client must be an aiohttp.ClientSession or an httpx.AsyncClient, "
-        f"not {type(http_client).__name__}"
+    return HttpxTransport(http_client)  # type: ignore[arg-type]
+
+
+def check_http_client(http_client: object | None) -> str | None:
+    """``"aiohttp"`` or ``"httpx"`` for a usable client (``None`` for none given).
+
+    Anything but an open ``aiohttp.ClientSession`` or ``httpx.AsyncClient`` is a
+    ``ConfigError`` naming ``http_client``.
+    """
+    if http_client is None:
+        return None
+    import aiohttp
+
+    if isinstance(http_client, aiohttp.ClientSession):
+        if http_client.closed:
+            raise ConfigError("http_client is an aiohttp.ClientSession that is already closed")
+        return "aiohttp"
+    httpx = sys.modules.get("httpx")  # an httpx client means httpx is imported already
+    if httpx is not None and isinstance(http_client, httpx.AsyncClient):
+        if http_client.is_closed:
+            raise ConfigError("http_client is an httpx.AsyncClient that is already closed")
+        return "httpx"
+    hint = " (a sync httpx.Client cannot be used; pass an httpx.AsyncClient)"
+    is_sync_httpx = httpx is not None and isinstance(http_client, httpx.Client)
+    raise ConfigError(
+        "http_client must be an aiohttp.ClientSession or an httpx.AsyncClient, not "
+        f"{type(http_client).__module__}.{type(http_client).__qualname__}"
+        + (hint if is_sync_httpx else "")
     )
+
+
+class _LoopBinding:
+    """The event loop an injected client was first used on; other loops are refused."""
+
+    def __init__(self) -> None:
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        current = asyncio.get_running_loop()
+        with self._lock:
+            bound = self._loop() if self._loop is not None else None
+            if bound is None:
+                self._loop = weakref.ref(current)
+                return
+        if bound is not current:
+            raise ConfigError(
+                "the injected http_client is bound to the event loop it was first used on and "
+                "cannot be used from another one; create the client (and its http_client) on "
+                "this loop, or leave http_client out to let the library pool per loop"
+            )
 
 
 class AiohttpTransport:
     """The default transport. Owns one session per event loop unless one is injected.
 
     A session belongs to the loop that created it, so a client used from several loops (say
-    ``run`` on the main loop and ``run_sync`` in a worker thread) keeps one pool per loop;
-    ``aclose()`` closes the current loop's pool and those of loops that have stopped.
+    ``run`` on the main loop and ``run_sync`` in worker threads) keeps one pool per loop. Each
+    pool is closed on its own loop when that loop shuts down its async generators (as
+    ``asyncio.run`` does), or by ``aclose()`` on that loop; pools of loops closed some other
+    way are dropped the next time a pool is made. Safe to use from many threads at once.
     """
 
     def __init__(self, session: aiohttp.ClientSession | None = None) -> None:
         self._injected = session
-        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
+        self._binding = _LoopBinding()
+        self._lock = threading.Lock()
+        self._sessions: dict[asyncio.AbstractEventLoop, _Pool] = {}
 
     @property
     def injected(self) -> bool:
         """``True`` when the session belongs to the caller."""
         return self._injected is not None
 
-    def _client(self) -> aiohttp.ClientSession:
+    async def _client(self) -> aiohttp.ClientSession:
         if self._injected is not None:
+            self._binding.check()
             return self._injected
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            import aiohttp
+        with self._lock:
+            pool = self._sessions.get(loop)
+            if pool is not None and not pool.session.closed:
+                return pool.session
+            stale = self._drop_closed_loops()
+            pool = self._sessions[loop] = _Pool(self._new_session())
+        for old in stale:
+            old.session.detach()  # its loop is closed: nothing left to await
+        pool.keeper = self._keep(loop, pool)
+        await anext(pool.keeper)  # registers with the loop, which closes it at shutdown
+        return pool.session
 
-            connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-            session = aiohttp.ClientSession(
-                connector=connector, timeout=aiohttp.ClientTimeout(total=None)
-            )
-            self._sessions[loop] = session
-        return session
+    @staticmethod
+    def _new_session() -> aiohttp.ClientSession:
+        import aiohttp
+
+        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+        return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
+
+    def _drop_closed_loops(self) -> list[_Pool]:
+        """Forget the pools of loops that closed without shutting them down (lock held)."""
+        closed = [loop for loop in self._sessions if loop.is_closed()]
+        return [self._sessions.pop(loop) for loop in closed]
+
+    async def _keep(self, loop: asyncio.AbstractEventLoop, pool: _Pool) -> AsyncGenerator[None]:
+        """Lives as long as ``pool`` on ``loop``; closing it closes the session, on that loop."""
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._sessions.get(loop) is pool:
+                    del self._sessions[loop]
+            await pool.session.close()
 
     async def request(
         self,
@@ -189,8 +274,9 @@ class AiohttpTransport:
     ) -> HttpResponse:
         import aiohttp
 
+        session = await self._client()
         try:
-            async with self._client().request(
+            async with session.request(
                 method,
                 _yarl_url(url),
                 headers=dict(headers),
@@ -222,8 +308,9 @@ class AiohttpTransport:
         timeout = aiohttp.ClientTimeout(
             total=None, sock_connect=read_timeout, sock_read=read_timeout
         )
+        session = await self._client()
         try:
-            resp = await self._client().request(
+            resp = await session.request(
                 method, _yarl_url(url), headers=dict(headers), data=body, timeout=timeout
             )
         except (aiohttp.ClientError, TimeoutError) as exc:
@@ -237,14 +324,27 @@ class AiohttpTransport:
             resp.release()
 
     async def aclose(self) -> None:
+        """Close this loop's pool (pools of running loops close when those loops shut down)."""
         current = asyncio.get_running_loop()
-        for loop, session in list(self._sessions.items()):
-            if loop is current:
-                del self._sessions[loop]
-                await session.close()
-            elif loop.is_closed():  # its sockets went with it; nothing left to await
-                del self._sessions[loop]
-                session.detach()
+        with self._lock:
+            pool = self._sessions.pop(current, None)
+            stale = self._drop_closed_loops()
+        for old in stale:
+            old.session.detach()
+        if pool is not None:
+            if pool.keeper is not None:
+                await pool.keeper.aclose()
+            await pool.session.close()
+
+
+class _Pool:
+    """One loop's session, and the async generator that closes it when the loop shuts down."""
+
+    __slots__ = ("keeper", "session")
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+        self.keeper: AsyncGenerator[None] | None = None
 
 
 class _AiohttpStream:
@@ -276,6 +376,7 @@ class HttpxTransport:
 
     def __init__(self, client: httpx.AsyncClient) -> None:
         self._client = client
+        self._binding = _LoopBinding()
 
     async def request(
         self,
@@ -289,6 +390,7 @@ class HttpxTransport:
     ) -> HttpResponse:
         import httpx
 
+        self._binding.check()
         try:
             async with (
                 asyncio.timeout(time_limit),
@@ -314,6 +416,7 @@ class HttpxTransport:
     ) -> AsyncIterator[StreamResponse]:
         import httpx
 
+        self._binding.check()
         request = self._client.build_request(
             method, url, headers=dict(headers), content=body, timeout=read_timeout
         )
@@ -352,7 +455,7 @@ class _HttpxStream:
         import httpx
 
         try:
-            async for chunk in self._resp.aiter_raw():
+            async for chunk in self._resp.aiter_bytes():  # decoded (gzip, br, ...)
                 yield chunk
         except httpx.TransportError as exc:
             raise NetworkError(_describe(exc)) from exc
