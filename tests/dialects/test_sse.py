@@ -228,3 +228,22 @@ def test_a_long_line_in_many_chunks_is_one_event() -> None:
 def test_sse_data_nested_too_deep_is_an_sse_error() -> None:
     with pytest.raises(SSEError, match="deeper than 512"):
         SSEDecoder().feed(b"data: " + b"[" * 600 + b"]" * 600 + b"\n\n")
+
+
+@pytest.mark.parametrize("size", [1, 7, 1024])
+def test_one_large_event_in_small_chunks_decodes_like_one_chunk(size: int) -> None:
+    text = "é" * 100_000  # multibyte text, so chunks also split characters
+    data = b"data: " + json.dumps({"text": text}, ensure_ascii=False).encode() + b"\n\n"
+    assert decode(data, size) == decode(data) == ([{"text": text}], False)
+
+
+def test_a_byte_order_mark_after_the_start_of_the_stream_is_not_dropped() -> None:
+    data = b': comment\n\xef\xbb\xbfdata: {"a": 1}\n\ndata: {"b": 2}\n\n'
+    assert decode(data) == ([{"b": 2}], False)  # the marked line is not a data line
+
+
+def test_a_stream_shorter_than_a_byte_order_mark_is_still_read_at_close() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(b"da") == []
+    assert decoder.feed(b'ta: {"a": 1}') == []
+    assert decoder.close() == [{"a": 1}]
