@@ -20,7 +20,7 @@ from .engine.in_process import Generate, InProcessCaller
 from .engine.interceptors import Interceptor
 from .engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
-from .engine.retry import ErrorInfo, RetryPolicy
+from .engine.retry import DEFAULT_MAX_RETRY_AFTER_S, ErrorInfo, RetryPolicy
 from .engine.scope import RunScope, guarded
 from .engine.translate import translate as translate_once
 from .engine.waiting import (
@@ -60,6 +60,7 @@ def create_client(
     hooks: Hooks | Mapping[str, Any] | None = None,
     retries: int = 2,
     retry_base_ms: float = 500,
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
     timeout_ms: float | None = None,
     on_error: Callable[[ErrorInfo], Any] | None = None,
     store: ConversationStore | None = None,
@@ -85,8 +86,11 @@ def create_client(
         system_prompt: Sent first in every run (the toolkit's skills list follows it).
         max_turns: Model round trips per run before it ends ``incomplete`` (at least 1).
         hooks: ``Hooks(before_llm=, after_llm=, before_tool=, after_tool=)`` or a dict of them.
-        retries: Extra attempts per model call for 429, 5xx and network errors.
+        retries: Extra attempts per model call for 408, 409, 429, every 5xx (529 included)
+            and network errors.
         retry_base_ms: The first backoff delay; it doubles per attempt (with jitter).
+        max_retry_after_s: The longest ``Retry-After`` honoured (60 s by default); a longer
+            one falls back to the backoff delay.
         timeout_ms: One deadline for a whole run (``RunTimeout``); ``None`` for none.
         on_error: Decides for each failed model call (given an ``ErrorInfo``): return
             ``"retry"`` to retry it (within ``retries``), anything else to fail.
@@ -100,7 +104,6 @@ def create_client(
         body_transform: Sees (and may replace) each request body last, before it is sent.
         http_client: An ``aiohttp.ClientSession`` or ``httpx.AsyncClient`` to send through
             (the client then never closes it).
-
         max_response_bytes: A response body (JSON, or a whole SSE stream) larger than this
             (64 MiB by default) raises ``LLMError`` as soon as that much was read.
         metrics_registry: Where metric events are counted (a new one per client when not
@@ -125,7 +128,7 @@ def create_client(
     _check(api_key is None or isinstance(api_key, str), "api_key must be a string")
     keys = ApiKey(api_key, key_variables(style, base_url))
     extra_headers = checked_headers(headers)
-    policy = RetryPolicy(retries, float(retry_base_ms), on_error)
+    policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
     engine = Engine(
         dialect=dialect,
         caller=LLMCaller(transport, dialect, dialect.url(base_url), policy, max_response_bytes),
@@ -156,6 +159,7 @@ def create_in_process_client(
     hooks: Hooks | Mapping[str, Any] | None = None,
     retries: int = 0,
     retry_base_ms: float = 500,
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S,
     timeout_ms: float | None = None,
     on_error: Callable[[ErrorInfo], Any] | None = None,
     store: ConversationStore | None = None,
@@ -192,7 +196,7 @@ def create_in_process_client(
     _check(callable(generate), "generate must be a function, coroutine function or async generator")
     _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
     dialect = dialect_for("openai")
-    policy = RetryPolicy(retries, float(retry_base_ms), on_error)
+    policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
     engine = Engine(
         dialect=dialect,
         caller=InProcessCaller(generate, dialect, model, policy),
@@ -628,7 +632,12 @@ def _check_options(
     _check(isinstance(model, str) and model != "", "model must be a non-empty string")
     _check(isinstance(max_turns, int) and max_turns >= 1, "max_turns must be at least 1")
     _check(isinstance(retries, int) and retries >= 0, "retries must be 0 or more")
-    _check(retry_base_ms >= 0, "retry_base_ms must be 0 or more")
+    _check(
+        isinstance(retry_base_ms, int | float)
+        and not isinstance(retry_base_ms, bool)
+        and retry_base_ms >= 0,
+        "retry_base_ms must be a number, 0 or more",
+    )
     _check(
         timeout_ms is None or (isinstance(timeout_ms, (int, float)) and timeout_ms > 0),
         "timeout_ms must be positive",
@@ -642,6 +651,19 @@ def _metrics(sink: MetricSink | None, registry: MetricsRegistry | None) -> Metri
         "metrics_registry must be a MetricsRegistry",
     )
     return Metrics(sink, registry if registry is not None else MetricsRegistry())
+
+
+def _retry_policy(
+    retries: int, retry_base_ms: float, on_error: object, max_retry_after_s: object
+) -> RetryPolicy:
+    _check(
+        isinstance(max_retry_after_s, int | float)
+        and not isinstance(max_retry_after_s, bool)
+        and max_retry_after_s >= 0,
+        "max_retry_after_s must be a number of seconds, 0 or more",
+    )
+    _check(on_error is None or callable(on_error), "on_error must be a function")
+    return RetryPolicy(retries, float(retry_base_ms), on_error, float(max_retry_after_s))  # type: ignore[arg-type]
 
 
 def _check(condition: bool, message: str) -> None:

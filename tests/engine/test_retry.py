@@ -62,8 +62,9 @@ def test_retry_after_falls_back_to_backoff_for_anything_else(value: str | None) 
 # --- which failures are retried -------------------------------------------------------------------
 
 
-def test_retryable_statuses_are_exactly_429_and_500_502_503_504() -> None:
-    assert frozenset({429, 500, 502, 503, 504}) == RETRYABLE_STATUSES
+def test_retryable_statuses_are_408_409_429_and_every_5xx() -> None:
+    assert frozenset({408, 409, 429, *range(500, 600)}) == RETRYABLE_STATUSES
+    assert 529 in RETRYABLE_STATUSES  # Anthropic's "overloaded"
 
 
 async def test_only_the_retryable_statuses_and_network_errors_are_retried() -> None:
@@ -73,11 +74,11 @@ async def test_only_the_retryable_statuses_and_network_errors_are_retried() -> N
         for status in range(400, 600)
         if await policy.delay(0, status=status, error=ERROR) is not None
     }
-    assert retried == {429, 500, 502, 503, 504}
+    assert retried == {408, 409, 429, *range(500, 600)}
     assert await policy.delay(0, status=None, error=ConnectionResetError()) is not None
 
 
-@pytest.mark.parametrize("status", [400, 401, 404, 501])
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
 async def test_final_statuses_are_not_retried(status: int) -> None:
     assert await RetryPolicy().delay(0, status=status, error=ERROR) is None
 
@@ -240,3 +241,16 @@ async def test_on_error_retry_honours_retry_after_of_the_failed_response() -> No
 def test_error_info_defaults_status_and_error_to_none() -> None:
     info = ErrorInfo(attempt=0, retryable=True)
     assert (info.attempt, info.retryable, info.status, info.error) == (0, True, None, None)
+
+
+async def test_a_retry_after_above_the_cap_falls_back_to_the_backoff_delay() -> None:
+    policy = RetryPolicy(retries=2, base_ms=1000, max_retry_after_s=60)
+    delay = await policy.delay(0, status=429, error=ERROR, retry_after="86400")
+    assert delay is not None
+    assert 1.0 <= delay < 1.2  # the backoff of attempt 0, not a day
+
+
+async def test_a_retry_after_up_to_the_cap_is_honoured() -> None:
+    policy = RetryPolicy(retries=2, base_ms=1000, max_retry_after_s=60)
+    assert await policy.delay(0, status=503, error=ERROR, retry_after="60") == 60.0
+    assert await RetryPolicy().delay(0, status=503, error=ERROR, retry_after="61") != 61.0

@@ -9,9 +9,18 @@ from typing import Any, Literal
 
 from .._callbacks import maybe_await
 
-__all__ = ["RETRYABLE_STATUSES", "ErrorInfo", "RetryPolicy", "parse_retry_after"]
+__all__ = [
+    "RETRYABLE_STATUSES",
+    "ErrorInfo",
+    "RetryPolicy",
+    "is_retryable",
+    "parse_retry_after",
+]
 
-RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
+RETRYABLE_STATUSES = frozenset({408, 409, 429, *range(500, 600)})
+"""Request timeout, conflict, rate limit and every server error (Anthropic's 529 included),
+as the providers' own SDKs retry them."""
+DEFAULT_MAX_RETRY_AFTER_S = 60.0
 _MAX_RETRY_AFTER = 2_147_483_647
 _JITTER_MS = 100.0
 
@@ -28,6 +37,11 @@ class ErrorInfo:
     """What the default policy would decide (retryable status or network error)."""
     status: int | None = None
     error: BaseException | None = None
+
+
+def is_retryable(status: int | None) -> bool:
+    """Whether the default policy retries a failure with this status (``None``: network)."""
+    return status is None or status in RETRYABLE_STATUSES
 
 
 def parse_retry_after(value: str | None) -> int | None:
@@ -55,6 +69,8 @@ class RetryPolicy:
     retries: int = 2
     base_ms: float = 500.0
     on_error: Callable[[ErrorInfo], Any] | None = None
+    max_retry_after_s: float = DEFAULT_MAX_RETRY_AFTER_S
+    """A ``Retry-After`` longer than this is ignored in favour of the backoff delay."""
 
     async def delay(
         self,
@@ -65,7 +81,7 @@ class RetryPolicy:
         retry_after: str | None = None,
     ) -> float | None:
         """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up."""
-        retryable = status is None or status in RETRYABLE_STATUSES
+        retryable = is_retryable(status)
         decision: object = "retry" if retryable else "fail"
         if self.on_error is not None:
             info = ErrorInfo(attempt=attempt, retryable=retryable, status=status, error=error)
@@ -74,7 +90,7 @@ class RetryPolicy:
             return None
         if status is not None:
             honoured = parse_retry_after(retry_after)
-            if honoured is not None:
+            if honoured is not None and honoured <= self.max_retry_after_s:
                 return float(honoured)
         backoff_ms: float = self.base_ms * 2**attempt + random.uniform(0.0, _JITTER_MS)
         return backoff_ms / 1000.0
