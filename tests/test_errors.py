@@ -10,7 +10,17 @@ import toolnexus
 from toolnexus import ConfigError, LLMError, RunCancelled, RunTimeout, ToolnexusError
 from toolnexus import errors as errors_module
 
-ERROR_NAMES = ["ConfigError", "LLMError", "RunCancelled", "RunTimeout", "ToolnexusError"]
+ERROR_NAMES = [
+    "AuthenticationError",
+    "ConfigError",
+    "LLMError",
+    "RateLimitError",
+    "RunCancelled",
+    "RunTimeout",
+    "ServerError",
+    "StreamError",
+    "ToolnexusError",
+]
 
 
 def _exception_classes_defined_in_errors() -> list[str]:
@@ -87,3 +97,24 @@ def test_star_import_gives_every_public_name() -> None:
     namespace: dict[str, object] = {}
     exec("from toolnexus import *", namespace)
     assert set(toolnexus.__all__) <= namespace.keys()
+
+
+@pytest.mark.parametrize(
+    ("status", "name"),
+    [
+        (429, "RateLimitError"),
+        (401, "AuthenticationError"),
+        (403, "AuthenticationError"),
+        (500, "ServerError"),
+        (503, "ServerError"),
+        (529, "ServerError"),
+        (400, "LLMError"),
+    ],
+)
+def test_a_provider_status_maps_to_its_llm_error_subclass_keeping_the_status(
+    status: int, name: str
+) -> None:
+    error = errors_module.llm_error_for_status(status, f"HTTP {status}", "body")
+    assert type(error).__name__ == name
+    assert isinstance(error, LLMError)
+    assert (error.status, error.body) == (status, "body")

@@ -15,7 +15,17 @@ from .dialects.translate import TranslatedToolCall, TranslateResult
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
-from .errors import ConfigError, LLMError, RunCancelled, RunTimeout, ToolnexusError
+from .errors import (
+    AuthenticationError,
+    ConfigError,
+    LLMError,
+    RateLimitError,
+    RunCancelled,
+    RunTimeout,
+    ServerError,
+    StreamError,
+    ToolnexusError,
+)
 from .events import (
     DoneEvent,
     Event,
@@ -77,6 +87,7 @@ __all__ = [
     "SKILL_TOOL_DESCRIPTION",
     "SUMMARY_HEADER",
     "Answer",
+    "AuthenticationError",
     "CancelToken",
     "Client",
     "ConfigError",
@@ -97,16 +108,19 @@ __all__ = [
     "ModelCall",
     "PendingEvent",
     "ProgressFn",
+    "RateLimitError",
     "Request",
     "RunCancelled",
     "RunInfo",
     "RunResult",
     "RunTimeout",
+    "ServerError",
     "SkillDef",
     "SkillInfo",
     "SkillInventory",
     "SkillSkip",
     "SqliteConversationStore",
+    "StreamError",
     "TextEvent",
     "TokenStore",
     "Tool",

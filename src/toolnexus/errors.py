@@ -5,6 +5,10 @@ a run is one of these::
 
     ToolnexusError
     ├── LLMError          the model call failed (HTTP status, network, malformed reply)
+    │   ├── RateLimitError       HTTP 429: too many requests
+    │   ├── AuthenticationError  HTTP 401/403: the key is missing, wrong or not allowed
+    │   ├── ServerError          HTTP 5xx, Anthropic's 529 "overloaded" included
+    │   └── StreamError          the provider sent an error event inside a stream
     ├── RunCancelled      the run's CancelToken fired
     ├── RunTimeout        the run's deadline passed (also a TimeoutError)
     └── ConfigError       a bad option or config value (also a ValueError)
@@ -14,7 +18,18 @@ from __future__ import annotations
 
 from ._redact import redact
 
-__all__ = ["ConfigError", "LLMError", "RunCancelled", "RunTimeout", "ToolnexusError"]
+__all__ = [
+    "AuthenticationError",
+    "ConfigError",
+    "LLMError",
+    "RateLimitError",
+    "RunCancelled",
+    "RunTimeout",
+    "ServerError",
+    "StreamError",
+    "ToolnexusError",
+    "llm_error_for_status",
+]
 
 
 class ToolnexusError(Exception):
@@ -34,6 +49,34 @@ class LLMError(ToolnexusError):
         super().__init__(redact(message))
         self.status = status
         self.body = redact(body) if body is not None else None
+
+
+class RateLimitError(LLMError):
+    """The provider refused the call for its rate limit (HTTP 429), after any retries."""
+
+
+class AuthenticationError(LLMError):
+    """The provider rejected the credentials (HTTP 401 or 403)."""
+
+
+class ServerError(LLMError):
+    """The provider failed or is overloaded (HTTP 5xx, 529 included), after any retries."""
+
+
+class StreamError(LLMError):
+    """The provider reported an error inside a stream (an ``error`` event); ``body`` holds it."""
+
+
+def llm_error_for_status(status: int, message: str, body: str | None = None) -> LLMError:
+    """The ``LLMError`` (sub)class for a provider's non-2xx answer, keeping ``status``."""
+    cls: type[LLMError] = LLMError
+    if status == 429:
+        cls = RateLimitError
+    elif status in (401, 403):
+        cls = AuthenticationError
+    elif 500 <= status <= 599:
+        cls = ServerError
+    return cls(message, status=status, body=body)
 
 
 class RunCancelled(ToolnexusError):

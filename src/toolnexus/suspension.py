@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .errors import ConfigError
 from .types import JSONObject, ToolResult
 
 __all__ = ["Answer", "Request", "auth_required", "pending", "pending_of"]
@@ -95,7 +96,10 @@ class Answer:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Answer:
-        """Parse the wire form; ``id`` and ``ok`` are required."""
+        """Parse the wire form; ``ok`` must be a JSON boolean (``"false"`` is not false)."""
+        ok = data.get("ok")
+        if "ok" in data and not isinstance(ok, bool):
+            raise ConfigError(f"Answer 'ok' must be true or false, not {ok!r}")
         try:
             return cls(
                 id=str(data["id"]),

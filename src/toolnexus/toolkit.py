@@ -119,6 +119,7 @@ class Toolkit:
         try:
             result = await found.execute(args if args is not None else {}, ctx)
         except Exception as exc:
+            logger.debug("tool %r raised; the model sees its message", name, exc_info=True)
             result = ToolResult(str(exc) or type(exc).__name__, is_error=True)
         finally:
             reset_tool_threads(token)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from .._json import JSONDepthError, check_depth, compact_json, loads
-from ..errors import LLMError
+from ..errors import LLMError, StreamError
 from ..types import JSONObject, ToolResult, Usage
 
 __all__ = [
@@ -33,7 +33,7 @@ def stream_error(event: JSONObject) -> LLMError:
     """The error raised for a provider's error event inside a stream (no HTTP status; the
     event itself is the body)."""
     body = compact_json(event)
-    return LLMError(f"provider stream error: {body}", body=body)
+    return StreamError(f"provider stream error: {body}", body=body)
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from .._json import JSONDepthError, loads
 from ..dialects import Dialect, MalformedResponse, StreamParser, Turn
 from ..dialects.sse import SSEDecoder, SSEError
-from ..errors import LLMError
+from ..errors import LLMError, llm_error_for_status
 from ..transport.http import BodyTooLarge, NetworkError, StreamResponse, Transport, read_capped
 from ..types import JSONObject, Usage
 from .retry import RetryPolicy
@@ -298,7 +298,7 @@ class LLMCaller:
 
     def _failure(self, status: int, text: str, headers: Mapping[str, str]) -> _Failure:
         snippet = text[:_SNIPPET] + ("…" if len(text) > _SNIPPET else "")
-        error = LLMError(f"HTTP {status} from {self.url}: {snippet}", status=status, body=text)
+        error = llm_error_for_status(status, f"HTTP {status} from {self.url}: {snippet}", text)
         return _Failure(error, headers.get("Retry-After"))
 
 

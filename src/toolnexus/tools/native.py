@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import logging
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -15,6 +16,8 @@ from .signature import ArgumentError, Signature
 from .threads import run_sync_tool
 
 __all__ = ["define_tool", "infer_schema", "to_tool_result", "tool"]
+
+logger = logging.getLogger("toolnexus")
 
 
 def define_tool(
@@ -58,6 +61,7 @@ def define_tool(
                 if inspect.isawaitable(value):
                     value = await value
         except Exception as exc:
+            logger.debug("tool %r raised; the model sees its message", fn.__name__, exc_info=True)
             return ToolResult(str(exc) or type(exc).__name__, is_error=True)
         return to_tool_result(value)
 
