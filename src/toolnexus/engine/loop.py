@@ -36,6 +36,7 @@ from .interceptors import Interceptor, RunInfo
 from .llm import ModelCaller
 from .resume import resumable_turn
 from .scope import RunScope, guarded
+from .serial import KeyedLock
 from .tool_calls import Finished, Outcome, ToolRunner
 from .waiting import check_not_waiting, save_pending
 
@@ -101,6 +102,8 @@ class Engine:
     timeout_ms: float | None = None
     interceptors: tuple[Interceptor, ...] = ()
     """Wrap every model call and tool execution (see ``interceptors.Interceptor``)."""
+    conversations: KeyedLock = field(default_factory=KeyedLock)
+    """Serialises runs of one conversation id within this client."""
 
     def events(self, run: RunInput) -> AsyncGenerator[Event, None]:
         """The run as a stream of events, under its deadline and cancel token."""
@@ -128,10 +131,29 @@ class Engine:
                 abandoned=abandoned,
             )
 
-        events = guarded(self._loop(run, state, scope), scope, on_error, final=_is_done)
+        inner = self._loop(run, state, scope)
+        if run.conversation_id is not None:
+            inner = self._one_at_a_time(run.conversation_id, inner)
+        events = guarded(inner, scope, on_error, final=_is_done)
         if state.info is None:
             return events
         return observed(events, interceptors, state.info)
+
+    async def _one_at_a_time(
+        self, conversation_id: str, events: AsyncGenerator[Event, None]
+    ) -> AsyncGenerator[Event, None]:
+        """``events`` once no other run of this client holds the conversation: from loading
+        the transcript to saving it, runs of one conversation id never overlap."""
+        done: DoneEvent | None = None
+        async with aclosing(events):
+            async with self.conversations.hold(conversation_id):
+                async for event in events:
+                    if isinstance(event, DoneEvent):  # saved: the next run may start
+                        done = event
+                        break
+                    yield event
+        if done is not None:
+            yield done
 
     async def _loop(
         self, run: RunInput, state: _RunState, scope: RunScope
