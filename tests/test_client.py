@@ -82,6 +82,16 @@ def port_of(stub: StubLLMServer) -> int:
         ({"retries": -1}, "retries"),
         ({"model": ""}, "model"),
         ({"base_url": ""}, "base_url"),
+        ({"retry_base_ms": "500"}, "retry_base_ms"),
+        ({"timeout_ms": "1000"}, "timeout_ms"),
+        ({"max_turns": 2.5}, "max_turns"),
+        ({"on_metric": "print"}, "on_metric"),
+        ({"wait_for": 3}, "wait_for"),
+        ({"on_error": "retry"}, "on_error"),
+        ({"body_transform": {}}, "body_transform"),
+        ({"request_params": [("a", 1)]}, "request_params"),
+        ({"system_prompt": ["Be brief."]}, "system_prompt"),
+        ({"max_retry_after_s": "60"}, "max_retry_after_s"),
     ],
 )
 def test_bad_options_raise_config_error_at_construction(

@@ -118,6 +118,12 @@ def create_client(
         raise ConfigError(str(exc)) from None
     _check(isinstance(base_url, str) and base_url != "", "base_url must be a non-empty URL")
     _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
+    _check_callbacks(
+        on_error=on_error, on_metric=on_metric, wait_for=wait_for, body_transform=body_transform
+    )
+    _check(
+        system_prompt is None or isinstance(system_prompt, str), "system_prompt must be a string"
+    )
     _check(
         isinstance(max_response_bytes, int)
         and not isinstance(max_response_bytes, bool)
@@ -195,6 +201,12 @@ def create_in_process_client(
         raise _WireOptionError(f"create_in_process_client got unknown options: {', '.join(other)}")
     _check(callable(generate), "generate must be a function, coroutine function or async generator")
     _check_options(model, max_turns, retries, retry_base_ms, timeout_ms)
+    _check_callbacks(
+        on_error=on_error, on_metric=on_metric, wait_for=wait_for, body_transform=body_transform
+    )
+    _check(
+        system_prompt is None or isinstance(system_prompt, str), "system_prompt must be a string"
+    )
     dialect = dialect_for("openai")
     policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
     engine = Engine(
@@ -611,7 +623,17 @@ class Conversation:
         self.messages = []
 
 
+def _check_callbacks(**callbacks: object) -> None:
+    """Each named callback option is ``None`` or callable (a ``ConfigError`` names it)."""
+    for option, value in callbacks.items():
+        _check(value is None or callable(value), f"{option} must be a function, not {value!r:.60}")
+
+
 def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    _check(
+        params is None or isinstance(params, Mapping),
+        f"request_params must be a dict, not {type(params).__name__}",
+    )
     if not params:
         return None
     cleaned = dict(params)
@@ -639,8 +661,17 @@ def _check_options(
         "retry_base_ms must be a number, 0 or more",
     )
     _check(
-        timeout_ms is None or (isinstance(timeout_ms, (int, float)) and timeout_ms > 0),
-        "timeout_ms must be positive",
+        timeout_ms is None
+        or (
+            isinstance(timeout_ms, int | float)
+            and not isinstance(timeout_ms, bool)
+            and timeout_ms > 0
+        ),
+        "timeout_ms must be a positive number of milliseconds",
+    )
+    _check(
+        isinstance(max_turns, int) and not isinstance(max_turns, bool),
+        "max_turns must be an integer",
     )
 
 
