@@ -217,7 +217,7 @@ async def test_a_failing_model_call_marks_its_chat_span_and_the_run(
     (chat,) = traces.named("chat")
     for span in (chat, traces.root()):
         assert span.status.status_code is StatusCode.ERROR
-        assert attrs(span)["error.type"] == "LLMError"
+        assert attrs(span)["error.type"] == "AuthenticationError"  # the LLMError subclass for 401
     assert traces.tracking.open == {}
 
 

@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import schemas
-from ._redact import redact, redact_value, secret_in
+from ._redact import redact, redact_exception, redact_value, secret_in
 from .cancel import CancelToken
 from .errors import ConfigError, RunCancelled
 from .tools.builtin import builtin_tools, select_builtins
@@ -119,6 +119,7 @@ class Toolkit:
         try:
             result = await found.execute(args if args is not None else {}, ctx)
         except Exception as exc:
+            redact_exception(exc)  # the traceback is logged: no secret in its text
             logger.debug("tool %r raised; the model sees its message", name, exc_info=True)
             result = ToolResult(str(exc) or type(exc).__name__, is_error=True)
         finally:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from .._json import compact_json
+from .._redact import redact_exception
 from ..types import JSONObject, Tool, ToolContext, ToolResult
 from .docstrings import first_line
 from .signature import ArgumentError, Signature
@@ -61,6 +62,7 @@ def define_tool(
                 if inspect.isawaitable(value):
                     value = await value
         except Exception as exc:
+            redact_exception(exc)  # the traceback is logged: no secret in its text
             logger.debug("tool %r raised; the model sees its message", fn.__name__, exc_info=True)
             return ToolResult(str(exc) or type(exc).__name__, is_error=True)
         return to_tool_result(value)
