@@ -191,7 +191,7 @@ def test_inferred_schemas_use_only_keywords_providers_accept() -> None:
     assert _keywords(schema, set()) <= _ACCEPTED
     for obj in _objects(schema):  # fixed-shape objects are closed, as strict mode requires
         assert obj["additionalProperties"] is False
-    assert to_openai([made])[0]["function"]["parameters"] is schema
+    assert to_openai([made])[0]["function"]["parameters"] == schema
     assert to_anthropic([made])[0]["input_schema"]["type"] == "object"
     good = {
         "a": 1,
