@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -13,7 +13,7 @@ from . import schemas
 from ._redact import redact, redact_exception, redact_value, secret_in
 from .cancel import CancelToken
 from .errors import ConfigError, RunCancelled
-from .tools.builtin import builtin_tools, select_builtins
+from .tools.builtin import builtin_scope, builtin_tools, select_builtins
 from .tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
 from .types import JSONObject, Tool, ToolContext, ToolResult
 
@@ -47,6 +47,7 @@ class Toolkit:
 
     Build one with ``create_toolkit`` (which loads MCP servers and skills), or directly from
     tools with ``Toolkit([...])``; close it with ``await tk.close()`` or ``async with``.
+    ``on_close`` callbacks run at close (the built-ins kill their running processes there).
     """
 
     def __init__(
@@ -58,7 +59,9 @@ class Toolkit:
         config: McpConfig | None = None,
         max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
         max_tool_threads: int = DEFAULT_TOOL_THREADS,
+        on_close: Sequence[Callable[[], Awaitable[None]]] = (),
     ) -> None:
+        self._on_close = list(on_close)
         self._max_output_chars = _checked_max_output(max_output_chars)
         self._threads = ToolThreads(_checked_positive(max_tool_threads, "max_tool_threads"))
         self._tools: dict[str, Tool] = {}
@@ -185,6 +188,8 @@ class Toolkit:
             return
         if self._mcp is not None:
             await self._mcp.close()
+        for cleanup in self._on_close:
+            await cleanup()
         self._threads.shutdown()
         self._closed = True
 
@@ -259,7 +264,8 @@ async def create_toolkit(
             config = await asyncio.to_thread(load_mcp_config, mcp_config)
         if builtins is None and config.builtins is not None:
             builtins = config.builtins
-    builtin = select_builtins(builtins, builtin_tools())
+    scope = builtin_scope(builtins)
+    builtin = select_builtins(builtins, builtin_tools(scope))
 
     skill_source_given = skills_dir is not None or skills is not None or skill_provider is not None
 
@@ -302,6 +308,7 @@ async def create_toolkit(
             config=config,
             max_output_chars=max_output_chars,
             max_tool_threads=max_tool_threads,
+            on_close=[scope.close],
         )
     except BaseException:
         if mcp_source is not None:

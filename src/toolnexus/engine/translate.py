@@ -81,7 +81,7 @@ async def translate(
 
 
 async def _shaped(engine: Engine, body: JSONObject) -> JSONObject:
-    """``before_llm`` (its ``messages``/``tools`` replacements apply), then the request-shaping order."""
+    """``before_llm`` (its ``messages``/``tools`` replacements apply), then request shaping."""
     if engine.hooks.before_llm is not None:
         payload = {
             "messages": list(body["messages"]),

@@ -1,18 +1,22 @@
 """The built-in tool family and the ``builtins`` toggle.
 
 The ten built-in tools are, in order: ``bash, read, write, edit, grep, glob, webfetch,
-question, apply_patch, todowrite``. ``builtin_tools()`` returns those implemented in this
-release (see the README); ``select_builtins`` applies a toolkit's ``builtins`` option to them.
+question, apply_patch, todowrite``. ``builtin_tools(scope)`` creates them for one toolkit
+(``scope`` carries the confinement root and the cleanups run at close); ``builtin_scope``
+reads the root from a toolkit's ``builtins`` option and ``select_builtins`` applies its toggles.
+Each family module exposes ``tools(scope) -> list[Tool]``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 
 from ...errors import ConfigError
 from ...types import Tool
+from ._common import BuiltinScope
 
-__all__ = ["BUILTIN_NAMES", "builtin_tools", "select_builtins"]
+__all__ = ["BUILTIN_NAMES", "BuiltinScope", "builtin_scope", "builtin_tools", "select_builtins"]
 
 BUILTIN_NAMES: tuple[str, ...] = (
     "bash",
@@ -28,9 +32,29 @@ BUILTIN_NAMES: tuple[str, ...] = (
 )
 
 
-def builtin_tools() -> list[Tool]:
-    """The built-in tools available in this release, in their canonical order."""
+def _families() -> list[Callable[[BuiltinScope], list[Tool]]]:
     return []
+
+
+def builtin_tools(scope: BuiltinScope | None = None) -> list[Tool]:
+    """The built-in tools in their canonical order, sharing ``scope`` (a fresh, unconfined
+    one when ``None``)."""
+    scope = scope if scope is not None else BuiltinScope()
+    made = {t.name: t for family in _families() for t in family(scope)}
+    return [made[name] for name in BUILTIN_NAMES if name in made]
+
+
+def builtin_scope(option: object) -> BuiltinScope:
+    """The scope a ``builtins`` option asks for: ``{"root": DIR}`` confines the file tools to
+    ``DIR`` (which must be an existing folder); anything else leaves them unconfined."""
+    if not isinstance(option, Mapping) or option.get("root") is None:
+        return BuiltinScope()
+    root = option["root"]
+    if not isinstance(root, str | os.PathLike):
+        raise ConfigError(f"builtins.root must be a folder path, not {type(root).__name__}")
+    if not os.path.isdir(root):
+        raise ConfigError(f"builtins.root is not an existing folder: {os.fspath(root)}")
+    return BuiltinScope(root)
 
 
 def select_builtins(option: object, available: Sequence[Tool]) -> list[Tool]:
@@ -38,7 +62,8 @@ def select_builtins(option: object, available: Sequence[Tool]) -> list[Tool]:
 
     ``True`` → all; ``False``, ``{"disabled": True}`` or ``{"enabled": False}`` → none
     (``disabled`` is checked first and a whole-source off ignores the map);
-    ``{"tools": {name: bool}}`` → all minus the names mapped to ``False``.
+    ``{"tools": {name: bool}}`` → all minus the names mapped to ``False``; a ``root`` key is
+    read by ``builtin_scope``.
     """
     if option is True or option is None:
         return list(available)
