@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from toolnexus.testing import StubLLMServer, reply
-from toolnexus.tools.builtin import builtin_tools
 
 from .support import clean_env, messages_text, toolnexus, write_skill
 
@@ -96,10 +95,6 @@ def test_no_api_key_anywhere_exits_1_naming_the_variables(stub: StubLLMServer) -
     assert stub.requests == []
 
 
-@pytest.mark.skipif(
-    "question" not in {t.name for t in builtin_tools()},
-    reason="needs the built-in question tool",
-)
 def test_a_question_with_stdin_not_a_terminal_exits_4_and_prints_the_request(
     stub: StubLLMServer,
 ) -> None:

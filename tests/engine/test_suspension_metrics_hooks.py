@@ -190,7 +190,6 @@ async def test_event_order_within_a_turn_with_a_pending_call(
 # --- the `question` built-in ----------------------------------------------------------------------
 
 
-@pytest.mark.skip(reason="needs the built-in `question` tool, which does not exist yet")
 async def test_question_builtin_renders_its_prompt_and_returns_the_answer_as_json(
     stub: StubLLMServer, style: str, mode: str
 ) -> None:

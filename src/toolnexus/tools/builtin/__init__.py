@@ -33,7 +33,9 @@ BUILTIN_NAMES: tuple[str, ...] = (
 
 
 def _families() -> list[Callable[[BuiltinScope], list[Tool]]]:
-    return []
+    from . import question, todo
+
+    return [question.tools, todo.tools]
 
 
 def builtin_tools(scope: BuiltinScope | None = None) -> list[Tool]:
