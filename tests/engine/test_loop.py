@@ -226,7 +226,6 @@ async def test_tools_of_one_turn_run_concurrently(
     latest_start = max(s for s, _ in spans.values())
     earliest_end = min(e for _, e in spans.values())
     assert latest_start < earliest_end, "the second tool started only after the first ended"
-    assert max(e for _, e in spans.values()) - min(s for s, _ in spans.values()) < 0.5
 
 
 class Gate:

@@ -22,8 +22,9 @@ from toolnexus.testing import RecordedRequest, Reply, StubLLMServer, reply
 from ..running import drive
 from .support import client_for
 
-SCHEDULING_SLACK = 0.05
-"""Seconds allowed above a documented upper bound for the request to travel and the loop to wake."""
+SCHEDULING_SLACK = 0.3
+"""Seconds allowed above a documented upper bound for the request to travel and the loop to wake
+(a shared, loaded machine can be late by this much)."""
 
 
 @pytest.fixture
@@ -270,7 +271,7 @@ async def test_retry_after_zero_retries_at_once_without_backoff(
     async with client_for(stub, style, retries=1, retry_base_ms=1000) as client:
         result, _ = await drive(client, mode)
     assert result.text == "ok"
-    assert arrivals[1] - arrivals[0] < 0.050
+    assert arrivals[1] - arrivals[0] < 0.5  # the backoff alone would be >= 1 s
 
 
 @pytest.mark.parametrize("value", ["1.5", "+1", "-1", "", "Wed, 21 Oct 2015 07:28:00 GMT"])

@@ -111,7 +111,7 @@ async def test_a_server_that_never_answers_initialize_fails_within_its_budget(
     elapsed = time.monotonic() - started
     await tk.close()
     assert tk.mcp_status() == {"hung": "failed"}
-    assert elapsed < 1.5
+    assert elapsed < 5.0  # bounded by the budget, not by the server
     assert 'MCP server "hung" failed: initialize timed out after 500 ms' in caplog.messages
 
 
@@ -132,7 +132,7 @@ async def test_a_hung_server_that_ignores_its_stdin_does_not_hold_up_the_build(
     tk = await create_toolkit(mcp_config=servers(s={"command": command, "timeout": 500}))
     elapsed = time.monotonic() - started
     assert tk.mcp_status() == {"s": "failed"}
-    assert elapsed < 1.5
+    assert elapsed < 5.0  # bounded by the budget, not by the server
     pid = int(await wait_for_file(pid_file))
     await tk.close()
     await wait_gone(pid)
@@ -200,24 +200,24 @@ async def test_calls_over_one_session_run_concurrently() -> None:
     async with await create_toolkit(mcp_config=servers(c=fixture())) as tk:
         started = time.monotonic()
         results = await asyncio.gather(
-            *(tk.execute("c_sleep", {"seconds": 0.5}) for _ in range(5)),
+            *(tk.execute("c_sleep", {"seconds": 1.0}) for _ in range(5)),
             *(tk.execute("c_echo", {"text": str(i)}) for i in range(5)),
         )
         elapsed = time.monotonic() - started
     assert [r.output for r in results] == ["slept"] * 5 + ["0", "1", "2", "3", "4"]
-    assert elapsed < 2.0
+    assert elapsed < 4.0  # one after another would take 5 s
 
 
 async def test_a_call_is_bounded_by_the_server_timeout() -> None:
-    # The budget also covers the server's start-up (importing the SDK can take seconds on a
-    # loaded machine), so it is generous; the call must still end long before its 30 s sleep.
-    async with await create_toolkit(mcp_config=servers(t=fixture(timeout=6000))) as tk:
+    # The budget also covers the server's start-up (importing the SDK can take many seconds on
+    # a loaded machine), so it is generous; the call must still end long before its sleep.
+    async with await create_toolkit(mcp_config=servers(t=fixture(timeout=15000))) as tk:
         assert tk.mcp_status() == {"t": "connected"}
         started = time.monotonic()
-        slow = await tk.execute("t_sleep", {"seconds": 30})
-        assert time.monotonic() - started < 12
+        slow = await tk.execute("t_sleep", {"seconds": 120})
+        assert time.monotonic() - started < 60
         assert slow.is_error
-        assert slow.output == 'MCP server "t": call timed out after 6000 ms'
+        assert slow.output == 'MCP server "t": call timed out after 15000 ms'
         assert slow.metadata == {"server": "t"}
         assert (await tk.execute("t_echo", {"text": "still here"})).output == "still here"
 
