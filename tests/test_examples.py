@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from .stores.services import POSTGRES_DSN, need
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 
@@ -38,8 +40,13 @@ def test_the_examples_readme_lists_every_script() -> None:
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_example_runs_and_prints_ok(script: Path) -> None:
+    args: list[str] = []
+    if script.stem == "durable_workers":  # its workers share a PostgreSQL system database
+        pytest.importorskip("dbos")
+        need(POSTGRES_DSN, 5432, "PostgreSQL")
+        args.append(POSTGRES_DSN)
     done = subprocess.run(
-        [sys.executable, str(script)],
+        [sys.executable, str(script), *args],
         capture_output=True,
         text=True,
         timeout=120,

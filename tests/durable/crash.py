@@ -10,9 +10,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import toolnexus
 from toolnexus.testing import StubLLMServer, reply
 
 ROOT = Path(__file__).resolve().parents[2]
+PATH = os.pathsep.join([str(ROOT), str(Path(toolnexus.__file__).resolve().parents[1])])
+"""The workers' import path: the repository root, then the toolnexus these tests import."""
 LIMIT = 60.0
 """Seconds within which a worker must finish (DBOS launch included)."""
 
@@ -26,16 +29,17 @@ def script() -> list[reply.Reply]:
     return [turn[0], turn[1].with_delay(LIMIT), turn[1], turn[2], reply.text("all done")]
 
 
-async def start(*args: str) -> asyncio.subprocess.Process:
+async def start(*args: str, module: str = "tests.durable.worker") -> asyncio.subprocess.Process:
+    """A worker process (``module`` run with ``args``), its output piped."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "tests.durable.worker",
+        module,
         *args,
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": PATH},
     )
 
 

@@ -1,11 +1,10 @@
 """A process that runs (or recovers) one three-tool durable run; the crash tests start it.
 
-``python -m tests.durable.worker SYSTEM_DB LLM_URL MARK_DIR WORKFLOW_ID run|recover [QUEUE]``
+``python -m tests.durable.worker SYSTEM_DB LLM_URL MARK_DIR WORKFLOW_ID run|recover``
 
 Each tool ``one``, ``two``, ``three`` appends a line to ``MARK_DIR/<name>`` (its side effect).
 ``run`` starts the workflow and prints its result as JSON; ``recover`` launches DBOS (which
-resumes the interrupted workflow) and prints the workflow's result. With ``QUEUE``, ``run``
-enqueues the workflow on that queue and both modes serve the queue.
+resumes the interrupted workflow) and prints the workflow's result.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from dbos import DBOS, Queue
+from dbos import DBOS
 
 from toolnexus import Toolkit, create_client, define_tool
 from toolnexus.durable import DBOSAgent
@@ -39,14 +38,11 @@ def side_effect_tool(mark_dir: Path, name: str) -> object:
     )
 
 
-async def main(
-    system_db: str, llm_url: str, mark_dir: str, workflow_id: str, mode: str, queue_name: str | None
-) -> None:
+async def main(system_db: str, llm_url: str, mark_dir: str, workflow_id: str, mode: str) -> None:
     marks = Path(mark_dir)
     tools = Toolkit([side_effect_tool(marks, n) for n in ("one", "two", "three")])
     client = create_client(llm_url, "openai", model="m", api_key="k")
     agent = DBOSAgent(client, tools, name="three-tools")
-    queue = Queue(queue_name, worker_concurrency=1) if queue_name else None
     DBOS(
         config={
             "name": "toolnexus-durable-test",
@@ -56,11 +52,8 @@ async def main(
     )
     DBOS.launch()
     try:
-        if mode == "run" and queue is None:
+        if mode == "run":
             result = (await agent.run("go", workflow_id=workflow_id)).to_dict()
-        elif mode == "run":
-            handle = await agent.enqueue(queue, "go", workflow_id=workflow_id)
-            result = await handle.get_result()
         else:
             handle = await DBOS.retrieve_workflow_async(workflow_id)
             result = await handle.get_result()
@@ -72,4 +65,4 @@ async def main(
 
 if __name__ == "__main__":
     db, url, mark_dir, wid, mode = sys.argv[1:6]
-    asyncio.run(main(db, url, mark_dir, wid, mode, sys.argv[6] if len(sys.argv) > 6 else None))
+    asyncio.run(main(db, url, mark_dir, wid, mode))

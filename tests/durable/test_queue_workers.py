@@ -1,0 +1,103 @@
+"""Two worker processes share runs through a DBOS queue on PostgreSQL; a run started on one
+finishes on the other after the first is killed, repeating no finished tool or model call."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from toolnexus.testing import StubLLMServer
+
+from ..stores.services import POSTGRES_DSN, need
+from .crash import LIMIT, kill, marks, result_of, script, start, until_requests
+
+dbos = pytest.importorskip("dbos")
+psycopg = pytest.importorskip("psycopg")
+
+QUEUE = "agent-runs"
+WORKER = "tests.durable.queue_worker"
+
+
+@pytest.fixture
+def system_db() -> Iterator[str]:
+    """A PostgreSQL database of its own for DBOS's system tables, dropped afterwards."""
+    need(POSTGRES_DSN, 5432, "PostgreSQL")
+    name = f"toolnexus_dbos_{secrets.token_hex(6)}"
+    ident = psycopg.sql.Identifier(name)
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as admin:
+        admin.execute(psycopg.sql.SQL("CREATE DATABASE {}").format(ident))
+    try:
+        yield urlunsplit(urlsplit(POSTGRES_DSN)._replace(path=f"/{name}"))
+    finally:
+        with psycopg.connect(POSTGRES_DSN, autocommit=True) as admin:
+            admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
+
+
+async def ready(worker: asyncio.subprocess.Process) -> None:
+    """Wait until the worker has launched DBOS and registered the queue."""
+    assert worker.stdout is not None
+    async with asyncio.timeout(LIMIT):
+        line = await worker.stdout.readline()
+    if line.strip() != b"ready":
+        assert worker.stderr is not None
+        err = await worker.stderr.read()
+        raise AssertionError(f"worker did not start: {line!r}\n{err.decode()[-3000:]}")
+
+
+async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
+    system_db: str, tmp_path: Path
+) -> None:
+    client = dbos.DBOSClient(system_database_url=system_db)
+    workers: list[asyncio.subprocess.Process] = []
+    try:
+        with StubLLMServer(script()) as stub:
+            args = (system_db, stub.url, str(tmp_path))
+            workers.append(await start(*args, "worker-a", QUEUE, "run-q", "submit", module=WORKER))
+            first = workers[0]
+            await ready(first)
+            await until_requests(stub, 2)  # worker A ran tool one; its second model call hangs
+            assert marks(tmp_path) == {"one": ["0"], "two": [], "three": []}
+            [taken] = await client.list_workflows_async(workflow_ids=["run-q"])
+            assert (taken.status, taken.executor_id, taken.queue_name) == (
+                "PENDING",
+                "worker-a",
+                QUEUE,
+            )
+
+            workers.append(await start(*args, "worker-b", QUEUE, "run-q", module=WORKER))
+            second = workers[1]
+            await ready(second)
+            await kill(first)
+
+            # what a supervisor does once it knows worker A is gone: its unfinished runs go
+            # back on the queue, where the live worker takes them
+            dead = await client.list_workflows_async(status="PENDING", executor_id="worker-a")
+            assert [run.workflow_id for run in dead] == ["run-q"]
+            await client.resume_workflow_async("run-q", queue_name=QUEUE)
+
+            finished = await result_of(second)
+
+            assert finished["executor"] == "worker-b"
+            result = finished["result"]
+            assert result["status"] == "done"
+            assert result["text"] == "all done"
+            assert [call["name"] for call in result["toolCalls"]] == ["one", "two", "three"]
+            assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
+            # A's two requests (the second never answered), then B resends only that one
+            assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
+            stub.assert_consumed()
+
+        handle = await client.retrieve_workflow_async("run-q")
+        async with asyncio.timeout(LIMIT):
+            assert await handle.get_result() == result
+        assert (await handle.get_status()).executor_id == "worker-b"
+    finally:
+        for worker in workers:
+            if worker.returncode is None:
+                await kill(worker)
+        client.destroy()
