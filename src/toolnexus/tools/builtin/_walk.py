@@ -1,0 +1,163 @@
+"""The file walk ``grep`` and ``glob`` share, and their glob patterns.
+
+The walk visits regular files below a folder depth first, each folder's entries sorted so that
+the relative paths come out in plain string order (a folder sorts as its name plus ``/``), so
+"the first ``limit`` matches" of a walk are also the first in sorted order and a search can
+stop early. It skips ``node_modules`` and ``.git`` folders, does not follow symlinked folders,
+and, under a confinement root, skips symlinks that lead outside it.
+
+Patterns: ``*`` matches within one path segment, ``**`` across segments (``**/`` also matches
+no folder at all), ``?`` one character other than ``/``, ``[abc]``/``[!abc]`` one character
+of a set, ``{a,b}`` either alternative. A pattern without ``/`` is matched against the file's
+name, one with ``/`` against its path relative to the search folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ._common import ArgError
+
+__all__ = ["SKIPPED_DIRS", "compile_glob", "walk_files"]
+
+SKIPPED_DIRS = frozenset({"node_modules", ".git"})
+"""Folders a walk never enters."""
+
+
+def compile_glob(pattern: str) -> Callable[[str], bool]:
+    """A predicate on a relative path (``/``-separated) for the glob ``pattern``."""
+    if not pattern:
+        raise ArgError("the glob pattern is empty")
+    regex = re.compile(_translate(pattern), re.DOTALL)
+    if "/" in pattern:
+        return lambda rel: regex.fullmatch(rel) is not None
+    return lambda rel: regex.fullmatch(rel.rpartition("/")[2]) is not None
+
+
+def _translate(pattern: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            i = _char_class(pattern, i, out)
+        elif c == "{":
+            i = _alternatives(pattern, i, out)
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _char_class(pattern: str, i: int, out: list[str]) -> int:
+    close = pattern.find("]", i + 2)
+    if close < 0:
+        out.append(re.escape("["))
+        return i + 1
+    body = pattern[i + 1 : close]
+    negate = body.startswith("!")
+    if negate:
+        body = body[1:]
+    body = body.replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
+    out.append(f"[{'^/' if negate else ''}{body}]")
+    return close + 1
+
+
+def _alternatives(pattern: str, i: int, out: list[str]) -> int:
+    depth, j = 0, i
+    while j < len(pattern):
+        if pattern[j] == "{":
+            depth += 1
+        elif pattern[j] == "}":
+            depth -= 1
+            if depth == 0:
+                break
+        j += 1
+    else:
+        out.append(re.escape("{"))
+        return i + 1
+    parts, depth, start = [], 0, i + 1
+    for k in range(i + 1, j):
+        if pattern[k] == "{":
+            depth += 1
+        elif pattern[k] == "}":
+            depth -= 1
+        elif pattern[k] == "," and depth == 0:
+            parts.append(pattern[start:k])
+            start = k + 1
+    parts.append(pattern[start:j])
+    out.append("(?:" + "|".join(_translate(p) for p in parts) + ")")
+    return j + 1
+
+
+def walk_files(base: Path, root: Path | None, stop: threading.Event) -> Iterator[tuple[str, Path]]:
+    """``(relative path, path)`` of every regular file below ``base``, in sorted order.
+
+    ``root`` is the confinement root (symlinks resolving outside it are skipped); ``stop``
+    ends the walk early when set.
+    """
+    stack = [iter(_sorted_entries(base))]
+    prefixes = [""]
+    while stack:
+        if stop.is_set():
+            return
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            prefixes.pop()
+            continue
+        rel = prefixes[-1] + entry.name
+        try:
+            if entry.is_symlink():
+                if entry.is_dir() or not entry.is_file():
+                    continue
+                if root is not None and not _inside(Path(entry.path), root):
+                    continue
+                yield rel, Path(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                if entry.name not in SKIPPED_DIRS:
+                    stack.append(iter(_sorted_entries(Path(entry.path))))
+                    prefixes.append(rel + "/")
+            elif entry.is_file(follow_symlinks=False):
+                yield rel, Path(entry.path)
+        except OSError:
+            continue
+
+
+def _sorted_entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            listed = list(entries)
+    except OSError:
+        return []
+    return sorted(listed, key=_sort_key)
+
+
+def _sort_key(entry: os.DirEntry[str]) -> str:
+    try:
+        return entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name
+    except OSError:
+        return entry.name
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):
+        return False

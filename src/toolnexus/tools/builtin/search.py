@@ -1,0 +1,205 @@
+"""The ``grep`` and ``glob`` built-ins: searching file contents and names below a folder."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ...types import JSONObject, Tool, ToolContext, ToolResult
+from ._common import (
+    MAX_OUTPUT_CHARS,
+    ArgError,
+    BuiltinScope,
+    builtin,
+    opt_number,
+    opt_str,
+    require_str,
+)
+from ._fs import fs_errors, in_thread, whole_number
+from ._walk import compile_glob, walk_files
+
+__all__ = ["tools"]
+
+DEFAULT_LIMIT = 100
+_CHUNK = 1 << 20
+# Characters that make a pattern more than a literal string (a literal is searched with `in`).
+_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+
+
+def tools(scope: BuiltinScope) -> list[Tool]:
+    """``grep`` and ``glob`` for one toolkit."""
+
+    async def grep(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
+        pattern = require_str(args, "pattern")
+        try:
+            regex = re.compile(pattern)
+        except re.error as exc:
+            raise ArgError(f"invalid regular expression {pattern!r}: {exc}") from None
+        include = opt_str(args, "include")
+        wanted = compile_glob(include) if include else None
+        limit = _limit(args)
+        path = opt_str(args, "path") or "."
+        return await in_thread(lambda stop: _grep(scope, path, pattern, regex, wanted, limit, stop))
+
+    async def glob(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
+        wanted = compile_glob(require_str(args, "pattern"))
+        limit = _limit(args)
+        path = opt_str(args, "path") or "."
+        return await in_thread(lambda stop: _glob(scope, path, wanted, limit, stop))
+
+    return [
+        builtin(
+            "grep",
+            "Search file contents below a folder with a Python regular expression; "
+            "prints path:line:text for each matching line.",
+            {
+                "pattern": {"type": "string", "description": "A Python regular expression."},
+                "path": {
+                    "type": "string",
+                    "description": "Folder (or file) to search; default: the working folder.",
+                },
+                "include": {
+                    "type": "string",
+                    "description": "Only files matching this glob, e.g. *.py or src/**/*.ts.",
+                },
+                "limit": {"type": "number", "description": "Most lines to return (100)."},
+            },
+            ["pattern"],
+            grep,
+        ),
+        builtin(
+            "glob",
+            "List files below a folder whose name (or relative path, when the pattern has a /) "
+            "matches a glob such as *.py or src/**/test_*.py.",
+            {
+                "pattern": {"type": "string", "description": "The glob to match."},
+                "path": {
+                    "type": "string",
+                    "description": "Folder to search; default: the working folder.",
+                },
+                "limit": {"type": "number", "description": "Most paths to return (100)."},
+            },
+            ["pattern"],
+            glob,
+        ),
+    ]
+
+
+def _limit(args: JSONObject) -> int:
+    limit = whole_number(opt_number(args, "limit"), "limit", 1)
+    return DEFAULT_LIMIT if limit is None else limit
+
+
+def _folder(scope: BuiltinScope, path: str) -> Path:
+    base = scope.resolve(path)
+    with fs_errors(path):
+        if not base.exists():
+            raise ArgError(f"no such file or folder: {path}")
+    return base
+
+
+def _glob(
+    scope: BuiltinScope,
+    path: str,
+    wanted: Callable[[str], bool],
+    limit: int,
+    stop: threading.Event,
+) -> ToolResult:
+    base = _folder(scope, path)
+    if not base.is_dir():
+        raise ArgError(f"not a folder: {path}")
+    found: list[str] = []
+    for rel, _ in walk_files(base, scope.root, stop):
+        if wanted(rel):
+            found.append(rel)
+            if len(found) >= limit:
+                break
+    return ToolResult("\n".join(found), metadata={"count": len(found)})
+
+
+def _grep(
+    scope: BuiltinScope,
+    path: str,
+    pattern: str,
+    regex: re.Pattern[str],
+    wanted: Callable[[str], bool] | None,
+    limit: int,
+    stop: threading.Event,
+) -> ToolResult:
+    base = _folder(scope, path)
+    if base.is_dir():
+        files = walk_files(base, scope.root, stop)
+        shown = str(base).rstrip("/")
+    else:
+        files = iter([(base.name, base)])
+        shown = str(base.parent).rstrip("/")
+    literal = pattern if not _SPECIAL.intersection(pattern) else None
+    lines: list[str] = []
+    size = 0
+    for rel, file in files:
+        if wanted is not None and not wanted(rel):
+            continue
+        for number, line in _matches(file, regex, literal, limit - len(lines), stop):
+            found = f"{shown}/{rel}:{number}:{line}"
+            lines.append(found)
+            size += len(found) + 1
+        if len(lines) >= limit or size > MAX_OUTPUT_CHARS:
+            break
+    output = "\n".join(lines)
+    if len(output) <= MAX_OUTPUT_CHARS:
+        return ToolResult(output, metadata={"count": len(lines)})
+    note = f"\n[output truncated at {MAX_OUTPUT_CHARS} characters; narrow the pattern or path]"
+    kept = output[:MAX_OUTPUT_CHARS]
+    return ToolResult(kept + note, metadata={"count": kept.count("\n") + 1, "truncated": True})
+
+
+def _matches(
+    file: Path, regex: re.Pattern[str], literal: str | None, most: int, stop: threading.Event
+) -> list[tuple[int, str]]:
+    """Up to ``most`` ``(line number, line)`` matches in ``file``; none when it is not UTF-8
+    text or cannot be read. Read in chunks of whole lines, so memory stays bounded and a
+    literal pattern can skip a chunk without a match at once."""
+    found: list[tuple[int, str]] = []
+    try:
+        with open(file, encoding="utf-8", newline="\n") as text:
+            number, carry = 0, ""
+            while not stop.is_set():
+                chunk = text.read(_CHUNK)
+                if not chunk:
+                    break
+                block = carry + chunk
+                cut = block.rfind("\n")
+                if cut < 0:
+                    carry = block
+                    continue
+                block, carry = block[:cut], block[cut + 1 :]
+                number = _scan(block, number, regex, literal, most, found)
+                if len(found) >= most:
+                    return found
+            if carry:
+                _scan(carry, number, regex, literal, most, found)
+    except (OSError, UnicodeDecodeError):
+        return []
+    return found
+
+
+def _scan(
+    block: str,
+    number: int,
+    regex: re.Pattern[str],
+    literal: str | None,
+    most: int,
+    found: list[tuple[int, str]],
+) -> int:
+    """Match the lines of ``block`` (numbered after ``number``); the last line number."""
+    lines = block.split("\n")
+    if literal is not None and literal not in block:
+        return number + len(lines)
+    for offset, line in enumerate(lines, number + 1):
+        if (literal in line) if literal is not None else regex.search(line):
+            found.append((offset, line))
+            if len(found) >= most:
+                break
+    return number + len(lines)
