@@ -51,6 +51,7 @@ from .tools.mcp import (
     list_mcp_tools,
 )
 from .tools.native import define_tool, tool
+from .tools.openapi import http_tools_from_openapi
 from .tools.skills import (
     NO_SKILLS_TEXT,
     SKILL_TOOL_DESCRIPTION,
@@ -147,6 +148,7 @@ __all__ = [
     "create_toolkit",
     "define_tool",
     "http_tool",
+    "http_tools_from_openapi",
     "list_mcp_tools",
     "list_skills",
     "parse_retry_after",
