@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +260,21 @@ async def test_operation_servers_win_over_the_document_servers(api: Api) -> None
     assert api.last.raw_path == "/op/owners/o/pets?species=dog"
     failed = await adding.execute({"owner": "o", "name": "n"}, None)
     assert failed.is_error  # the document's server (port 9) is not listening
+
+
+async def test_an_undeclared_path_template_is_a_required_string_argument(api: Api) -> None:
+    spec = two_operations(api.base)
+    spec["paths"] = {"/files/{fileId}": {"get": {"operationId": "getFile", "responses": {}}}}
+
+    [tool] = await http_tools_from_openapi(spec)
+
+    assert tool.input_schema == {
+        "type": "object",
+        "properties": {"fileId": {"type": "string"}},
+        "required": ["fileId"],
+    }
+    await tool.execute({"fileId": "a/b"}, None)
+    assert api.last.raw_path == "/files/a%2Fb"
 
 
 async def test_header_and_cookie_parameters_are_not_offered_to_the_model(api: Api) -> None:
@@ -614,6 +630,57 @@ async def test_references_that_only_refer_to_each_other_become_an_open_schema(ap
     assert tool.input_schema["properties"]["x"] == {}
 
 
+def body_of_chain(server: str, links: int, fan_out: int) -> dict[str, Any]:
+    """A body schema ``S0`` whose ``fan_out`` properties each refer to ``S1``, and so on."""
+    spec = with_body(server, {"application/json": {"schema": {"$ref": "#/components/schemas/S0"}}})
+    schemas: dict[str, Any] = {f"S{links}": {"type": "string"}}
+    for i in range(links):
+        child = {"$ref": f"#/components/schemas/S{i + 1}"}
+        schemas[f"S{i}"] = {
+            "type": "object",
+            "properties": {f"p{k}": child for k in range(fan_out)},
+        }
+    spec["components"] = {"schemas": schemas}
+    return spec
+
+
+def nodes(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(nodes(v) for v in value)
+    return 0
+
+
+async def test_references_that_fan_out_are_inlined_only_up_to_a_budget_with_a_warning(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = body_of_chain(api.base, links=30, fan_out=2)  # 2**30 schemas if inlined whole
+
+    with caplog.at_level(logging.WARNING, logger="toolnexus"):
+        [tool] = await http_tools_from_openapi(spec)
+
+    assert nodes(tool.input_schema) < 200_000
+    assert any(
+        "POST /things/{thing}" in r.getMessage() and "left open" in r.getMessage()
+        for r in caplog.records
+    )
+    await tool.execute({"thing": "t", "p0": {"p1": {}}}, None)
+    assert api.last.json() == {"p0": {"p1": {}}}
+
+
+async def test_a_very_deep_chain_of_references_is_cut_with_a_warning(
+    api: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    spec = body_of_chain(api.base, links=400, fan_out=1)
+
+    with caplog.at_level(logging.WARNING, logger="toolnexus"):
+        [tool] = await http_tools_from_openapi(spec)
+
+    assert "left open" in caplog.text
+    assert json.dumps(tool.input_schema)  # finite, and serialisable
+
+
 async def test_a_self_referring_parameter_is_a_config_error() -> None:
     spec = two_operations("http://127.0.0.1:9")
     spec["paths"]["/owners/{owner}/pets"]["get"]["parameters"] = [
@@ -785,13 +852,25 @@ async def test_a_parameter_reference_that_points_nowhere_names_the_parameter() -
         await http_tools_from_openapi(spec)
 
 
-async def test_a_url_that_answers_with_an_error_status_is_a_config_error(api: Api) -> None:
+async def test_a_url_that_answers_with_an_error_status_is_a_config_error_without_its_query(
+    api: Api,
+) -> None:
     url = api.serve("/missing.yaml", "not here", "text/plain", status=404)
 
     with pytest.raises(
         ConfigError, match=r"could not fetch the OpenAPI document .*/missing\.yaml: HTTP 404"
-    ):
+    ) as caught:
         await http_tools_from_openapi(url + "?key=k3y")
+    assert "k3y" not in str(caught.value)
+
+
+async def test_an_unreachable_url_is_a_config_error() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+
+        with pytest.raises(ConfigError, match=rf"could not fetch .*127\.0\.0\.1:{port}/doc"):
+            await http_tools_from_openapi(f"http://127.0.0.1:{port}/doc.yaml", timeout=5)
 
 
 async def test_a_yaml_alias_loop_is_a_config_error(tmp_path: Path) -> None:

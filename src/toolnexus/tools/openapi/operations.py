@@ -115,6 +115,10 @@ def _tool(
             required.append(arg)
         if location == "query":
             query.append(arg)
+    for arg in _VARIABLE.findall(path):
+        if arg not in properties:  # a path template the document forgot to declare
+            properties[arg] = {"type": "string"}
+            required.append(arg)
     body = None
     if method not in _NO_BODY and op.get("requestBody") is not None:
         body = _body(resolver, op["requestBody"], f"{where}/requestBody", set(properties))
