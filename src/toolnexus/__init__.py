@@ -41,6 +41,7 @@ from .schemas import to_anthropic, to_gemini, to_openai
 from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
+from .tools.a2a import RemoteAgent, agent
 from .tools.http import http_tool
 from .tools.mcp import (
     FileTokenStore,
@@ -110,6 +111,7 @@ __all__ = [
     "PendingEvent",
     "ProgressFn",
     "RateLimitError",
+    "RemoteAgent",
     "Request",
     "RunCancelled",
     "RunInfo",
@@ -141,6 +143,7 @@ __all__ = [
     "Usage",
     "UsageEvent",
     "__version__",
+    "agent",
     "auth_required",
     "compactor",
     "create_client",

@@ -20,6 +20,8 @@ from .types import JSONObject, Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     from .serve import ServeHandle
     from .serve.mcp_server import OnCall
+    from .tools.a2a.config import RemoteAgent
+    from .tools.a2a.source import A2ASource
     from .tools.mcp.config import McpConfig
     from .tools.mcp.source import McpSource
     from .tools.mcp.tokens import TokenStore
@@ -149,6 +151,45 @@ class Toolkit:
         """The tools as Gemini ``functionDeclarations`` (``[]`` without tools)."""
         return schemas.to_gemini(self.tools())
 
+    async def add_agent(
+        self, agent_or_card_url: RemoteAgent | str, **agent_options: Any
+    ) -> list[Tool]:
+        """Resolve one more remote A2A agent and append its tools (as ``register`` does).
+
+        ``agent_or_card_url`` is an ``agent(...)`` descriptor or a card URL; ``agent_options``
+        (``headers``, ``timeout``, ``poll_every``, ``name``: those of ``agent``) override the
+        descriptor's. Returns the tools added: none when the agent could not be resolved (a
+        warning names it) or its names were taken. Its HTTP client closes with the toolkit.
+        """
+        from .tools.a2a.config import RemoteAgent, agent
+        from .tools.a2a.source import A2ASource
+
+        if isinstance(agent_or_card_url, RemoteAgent):
+            given = agent_or_card_url
+            options: dict[str, Any] = {
+                "headers": given.headers,
+                "timeout": given.timeout,
+                "poll_every": given.poll_every,
+                "name": given.name,
+            }
+            url = given.card_url
+        elif isinstance(agent_or_card_url, str):
+            options, url = {}, agent_or_card_url
+        else:
+            raise ConfigError(
+                "add_agent takes an agent(...) descriptor or a card URL, "
+                f"not {type(agent_or_card_url).__name__}"
+            )
+        unknown = sorted(set(agent_options) - {"headers", "timeout", "poll_every", "name"})
+        if unknown:
+            raise ConfigError(f"add_agent got unknown options: {', '.join(unknown)}")
+        spec = agent(url, **{**options, **agent_options})
+        source = await A2ASource.connect([spec])
+        self._on_close.append(source.close)
+        added = [t for t in source.tools() if t.name not in self._tools]
+        self.register(*source.tools())
+        return added
+
     async def serve(
         self,
         addr: str,
@@ -220,6 +261,7 @@ async def create_toolkit(
     skill_provider: SkillProvider | None = None,
     skill_filter: Mapping[str, bool] | None = None,
     sample_limit: int = 0,
+    agents: Sequence[RemoteAgent | str] | None = None,
     cancel: CancelToken | None = None,
     max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
     token_store: TokenStore | None = None,
@@ -228,7 +270,8 @@ async def create_toolkit(
 ) -> Toolkit:
     """Load every configured tool source and merge them.
 
-    Order: MCP tools (config order), the ``skill`` tool, built-ins, then ``extra_tools``; an
+    Order: MCP tools (config order), the ``skill`` tool, built-ins, remote A2A agents' tools
+    (the config's ``agents`` block, then ``agents``), then ``extra_tools``; an
     ``extra_tools`` entry replaces the built-in of the same name; ``disable_tools`` removes
     tools by final name; for any other clash the first tool wins (with a warning).
     ``builtins`` left as ``None`` means on, unless the MCP config has a top-level ``builtins``.
@@ -244,13 +287,17 @@ async def create_toolkit(
     ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
     any ``TokenStore``).
     Sync tool functions run in the toolkit's own pool of ``max_tool_threads`` threads.
+    ``agents`` are ``agent(...)`` descriptors or card URLs of remote A2A agents (each card
+    skill becomes a tool); one that cannot be resolved contributes no tools, with a warning.
     """
+    from .tools.a2a.config import checked_agents
     from .tools.skills import load_skills, validate_sample_limit
 
     validate_sample_limit(sample_limit)
     _checked_max_output(max_output_chars)
     _checked_positive(max_tool_threads, "max_tool_threads")
     extra = _checked_tools(extra_tools, "extra_tools")
+    remote = checked_agents(agents)
     if cancel is not None and cancel.cancelled:
         raise RunCancelled("toolkit load cancelled")
 
@@ -290,14 +337,26 @@ async def create_toolkit(
             config, cancel=cancel, wait_for=wait_for, token_store=token_store
         )
 
-    skill_source, mcp_source = await _gather_or_close(load_skill_source(), load_mcp())
+    async def load_agents() -> A2ASource | None:
+        every = [*(config.agents if config is not None else ()), *remote]
+        if not every:
+            return None
+        from .tools.a2a.source import A2ASource
+
+        return await A2ASource.connect(every, cancel=cancel)
+
+    skill_source, mcp_source, a2a_source = await _gather_or_close(
+        load_skill_source(), load_mcp(), load_agents()
+    )
+    closers = [scope.close, *([a2a_source.close] if a2a_source is not None else [])]
     if strict:
-        await _raise_on_problems(skill_source, mcp_source)
+        await _raise_on_problems(skill_source, mcp_source, a2a_source)
     try:
         tools = assemble_tools(
             mcp=mcp_source.tools() if mcp_source is not None else (),
             skill=skill_source.tool if skill_source is not None else None,
             builtins=builtin,
+            a2a=a2a_source.tools() if a2a_source is not None else (),
             extra=extra,
             disable=disable_tools or (),
         )
@@ -308,11 +367,13 @@ async def create_toolkit(
             config=config,
             max_output_chars=max_output_chars,
             max_tool_threads=max_tool_threads,
-            on_close=[scope.close],
+            on_close=closers,
         )
     except BaseException:
         if mcp_source is not None:
             await mcp_source.close()
+        if a2a_source is not None:
+            await a2a_source.close()
         raise
 
 
@@ -346,14 +407,20 @@ def _checked_positive(value: object, name: str) -> int:
     return value
 
 
-async def _raise_on_problems(skills: SkillSource | None, mcp: McpSource | None) -> None:
+async def _raise_on_problems(
+    skills: SkillSource | None, mcp: McpSource | None, a2a: A2ASource | None
+) -> None:
     """``ConfigError`` listing what failed to load (``strict=True``)."""
     problems = list(skills.problems) if skills is not None else []
     if mcp is not None:
         problems += [f'MCP server "{n}" failed: {why}' for n, why in mcp.failures().items()]
+    if a2a is not None:
+        problems += [f'A2A agent "{n}" failed: {why}' for n, why in a2a.failures.items()]
     if problems:
         if mcp is not None:
             await mcp.close()
+        if a2a is not None:
+            await a2a.close()
         raise ConfigError(
             f"the toolkit did not load completely (strict=True): {'; '.join(problems)}"
         )
@@ -378,16 +445,20 @@ def _checked_tools(tools: Sequence[Tool] | None, option: str) -> list[Tool]:
 async def _gather_or_close(
     skills_load: Coroutine[Any, Any, SkillSource | None],
     mcp_load: Coroutine[Any, Any, McpSource | None],
-) -> tuple[SkillSource | None, McpSource | None]:
-    """Run both loads; if either fails, close what the other connected."""
-    skills, mcp = await asyncio.gather(skills_load, mcp_load, return_exceptions=True)
-    if isinstance(skills, BaseException):
-        if mcp is not None and not isinstance(mcp, BaseException):
-            await mcp.close()
-        raise skills
-    if isinstance(mcp, BaseException):
-        raise mcp
-    return skills, mcp
+    a2a_load: Coroutine[Any, Any, A2ASource | None],
+) -> tuple[SkillSource | None, McpSource | None, A2ASource | None]:
+    """Run the loads concurrently; if any fails, close what the others connected."""
+    skills, mcp, a2a = await asyncio.gather(skills_load, mcp_load, a2a_load, return_exceptions=True)
+    failure = next((r for r in (skills, mcp, a2a) if isinstance(r, BaseException)), None)
+    if failure is not None:
+        for opened in (mcp, a2a):
+            if opened is not None and not isinstance(opened, BaseException):
+                await opened.close()
+        raise failure
+    assert not isinstance(skills, BaseException)
+    assert not isinstance(mcp, BaseException)
+    assert not isinstance(a2a, BaseException)
+    return skills, mcp, a2a
 
 
 def assemble_tools(

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..._json import JSONDepthError, loads
 from ...errors import ConfigError
+from ..a2a.config import RemoteAgent, parse_agents_block
 from .oauth_config import OAuthConfig, parse_oauth
 
 __all__ = [
@@ -88,6 +89,8 @@ class McpConfig:
     """The top-level ``builtins`` value (a bool or an object), ``None`` when the key is absent."""
     mcp_server: dict[str, Any] | None = None
     """The top-level ``mcpServer`` block (how ``Toolkit.serve`` exposes the toolkit over MCP)."""
+    agents: list[RemoteAgent] = field(default_factory=list)
+    """The enabled entries of the top-level ``agents`` block (remote A2A agents), in order."""
 
 
 def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpConfig:
@@ -139,6 +142,7 @@ def _parse_root(data: Mapping[str, Any], *, where: str, base: Path | None) -> Mc
         servers=servers,
         builtins=dict(builtins) if isinstance(builtins, Mapping) else builtins,
         mcp_server=dict(mcp_server) if mcp_server is not None else None,
+        agents=parse_agents_block(data.get("agents"), where),
     )
 
 
