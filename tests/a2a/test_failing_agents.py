@@ -12,7 +12,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 
-from toolnexus import ConfigError, agent, create_toolkit, define_tool
+from toolnexus import CancelToken, ConfigError, RunCancelled, agent, create_toolkit, define_tool
 
 from .peer import CARD_PATH, free_socket, running_app
 
@@ -185,3 +185,26 @@ async def test_a_peer_answering_garbage_is_an_error_result_naming_the_agent(
     assert result.is_error
     assert result.output.startswith('A2A agent "Junk": ')
     assert expected in result.output
+
+
+async def test_cancelling_the_load_stops_waiting_for_a_card() -> None:
+    arrived, never = asyncio.Event(), asyncio.Event()
+
+    async def stall(request: Request) -> Response:
+        arrived.set()
+        await never.wait()
+        return PlainTextResponse("late")
+
+    token = CancelToken()
+    async with running_app({CARD_PATH: stall}) as url:
+        try:
+            load = asyncio.ensure_future(
+                create_toolkit(builtins=False, agents=[url + CARD_PATH], cancel=token)
+            )
+            async with asyncio.timeout(5):
+                await arrived.wait()
+                token.cancel()
+                with pytest.raises(RunCancelled, match="A2A"):
+                    await load
+        finally:
+            never.set()
