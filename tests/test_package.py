@@ -11,7 +11,7 @@ import pytest
 import toolnexus
 import toolnexus.testing
 
-_HEAVY = ("aiohttp", "mcp", "yaml", "pydantic", "sqlite3", "httpx", "a2a")
+_HEAVY = ("aiohttp", "mcp", "yaml", "pydantic", "sqlite3", "httpx", "a2a", "starlette")
 
 
 def test_importing_toolnexus_loads_no_third_party_sdk_and_no_sqlite() -> None:

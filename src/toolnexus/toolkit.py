@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .tools.mcp.config import McpConfig
     from .tools.mcp.source import McpSource
     from .tools.mcp.tokens import TokenStore
-    from .tools.skills import SkillDef, SkillSource
+    from .tools.skills import SkillDef, SkillInfo, SkillSource
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
@@ -131,6 +131,10 @@ class Toolkit:
             reset_tool_threads(token)
         return bounded_result(result, self._max_output_chars)
 
+    def skills(self) -> list[SkillInfo]:
+        """The toolkit's skills, in load order (``[]`` without a skill source)."""
+        return self._skills.skills if self._skills is not None else []
+
     def skills_prompt(self) -> str:
         """The system-prompt section listing the skills, or ``""`` without a skill source."""
         return self._skills.prompt() if self._skills is not None else ""
@@ -204,10 +208,18 @@ class Toolkit:
 
         With an MCP profile (``mcp={}`` exposes every tool; ``{"name", "version", "tools"}``
         narrow it; ``None`` falls back to the config's ``mcpServer`` block) the toolkit is an
-        MCP server at ``/mcp`` (stateless streamable HTTP, JSON responses); every other path
-        answers 404. Returns once listening; ``await handle.stop()`` closes the listener and
-        leaves the toolkit open. ``on_call({"name", "source", "ms", "is_error"})`` fires after
-        each executed call.
+        MCP server at ``/mcp`` (stateless streamable HTTP, JSON responses).
+
+        With an A2A profile (``a2a={}`` for the defaults, or ``{"name", "description",
+        "version", "provider", "skills", "store", "url", "streaming"}``; ``None`` falls back to
+        the config's ``a2a`` block) the toolkit is an A2A agent: its card (listing the
+        toolkit's skills) at ``/.well-known/agent-card.json`` and JSON-RPC at ``/``, each task
+        run by ``client`` (required then). ``on_task({"id", "task", "result", "state"})``
+        fires when a task completes, fails, is canceled or waits for input.
+
+        Every other path answers 404. Returns once listening; ``await handle.stop()`` closes
+        the listener and leaves the toolkit open. ``on_call({"name", "source", "ms",
+        "is_error"})`` fires after each executed MCP call.
         """
         from .serve import serve_toolkit
 

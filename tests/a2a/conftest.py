@@ -9,6 +9,9 @@ import pytest
 from toolnexus import Toolkit, agent, create_toolkit
 
 from .peer import Peer, running_peer
+from .served import connect, serve
+
+__all__ = ["connect", "serve"]  # fixtures of the served-agent tests
 
 
 @pytest.fixture

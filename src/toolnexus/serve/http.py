@@ -67,12 +67,25 @@ def parse_addr(addr: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
-async def start_http(addr: str, routes: Sequence[Route]) -> ServeHandle:
-    """Bind ``addr``, open every route's lifespan, serve until ``stop``; returns once listening."""
+async def start_http(
+    addr: str, routes: Sequence[Route] | Callable[[str], Sequence[Route]]
+) -> ServeHandle:
+    """Bind ``addr``, open every route's lifespan, serve until ``stop``; returns once listening.
+
+    ``routes`` may be a function of the server's URL (``http://HOST:PORT``, the bound port),
+    called once the socket is bound, for routes that announce where they are served.
+    """
     host, port = parse_addr(addr)
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{bound_port}"
+    if callable(routes):
+        try:
+            routes = routes(url)
+        except BaseException:
+            sock.close()
+            raise
     server = _make_server(_Router({r.path: r.app for r in routes}))
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(_serve(server, sock, routes, ready), name=f"toolnexus serve {addr}")
@@ -90,7 +103,7 @@ async def start_http(addr: str, routes: Sequence[Route]) -> ServeHandle:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.shield(task)
 
-    return ServeHandle(f"http://{shown}:{bound_port}", stop)
+    return ServeHandle(url, stop)
 
 
 def _listen(host: str, port: int) -> socket.socket:

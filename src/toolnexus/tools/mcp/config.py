@@ -91,6 +91,8 @@ class McpConfig:
     """The top-level ``mcpServer`` block (how ``Toolkit.serve`` exposes the toolkit over MCP)."""
     agents: list[RemoteAgent] = field(default_factory=list)
     """The enabled entries of the top-level ``agents`` block (remote A2A agents), in order."""
+    a2a: dict[str, Any] | None = None
+    """The top-level ``a2a`` block (how ``Toolkit.serve`` presents the toolkit as an A2A agent)."""
 
 
 def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpConfig:
@@ -138,11 +140,15 @@ def _parse_root(data: Mapping[str, Any], *, where: str, base: Path | None) -> Mc
     mcp_server = data.get("mcpServer")
     if mcp_server is not None and not isinstance(mcp_server, Mapping):
         raise ConfigError(f'{where}: "mcpServer" must be an object')
+    a2a = data.get("a2a")
+    if a2a is not None and not isinstance(a2a, Mapping):
+        raise ConfigError(f'{where}: "a2a" must be an object')
     return McpConfig(
         servers=servers,
         builtins=dict(builtins) if isinstance(builtins, Mapping) else builtins,
         mcp_server=dict(mcp_server) if mcp_server is not None else None,
         agents=parse_agents_block(data.get("agents"), where),
+        a2a=dict(a2a) if a2a is not None else None,
     )
 
 
