@@ -1,5 +1,6 @@
-"""Two worker processes share runs through a DBOS queue on PostgreSQL; a run started on one
-finishes on the other after the first is killed, repeating no finished tool or model call."""
+"""Worker processes share runs through a DBOS queue on PostgreSQL: a run started on one
+finishes on another after the first is killed, or on the first's replacement under the same
+executor id, repeating no finished tool or model call."""
 
 from __future__ import annotations
 
@@ -96,6 +97,37 @@ async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
         async with asyncio.timeout(LIMIT):
             assert await handle.get_result() == result
         assert (await handle.get_status()).executor_id == "worker-b"
+    finally:
+        for worker in workers:
+            if worker.returncode is None:
+                await kill(worker)
+        client.destroy()
+
+
+async def test_a_worker_restarted_under_its_executor_id_finishes_its_own_killed_run(
+    system_db: str, tmp_path: Path
+) -> None:
+    client = dbos.DBOSClient(system_database_url=system_db)
+    workers: list[asyncio.subprocess.Process] = []
+    try:
+        with StubLLMServer(script()) as stub:
+            args = (system_db, stub.url, str(tmp_path))
+            workers.append(await start(*args, "worker-a", QUEUE, "run-r", "submit", module=WORKER))
+            await ready(workers[0])
+            await until_requests(stub, 2)
+            await kill(workers[0])
+            [left] = await client.list_workflows_async(workflow_ids=["run-r"])
+            assert (left.status, left.executor_id) == ("PENDING", "worker-a")
+
+            # the same executor id again: its launch puts the run back on its queue
+            workers.append(await start(*args, "worker-a", QUEUE, "run-r", module=WORKER))
+            await ready(workers[1])
+            finished = await result_of(workers[1])
+
+            assert finished["executor"] == "worker-a"
+            assert finished["result"]["text"] == "all done"
+            assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
+            assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
     finally:
         for worker in workers:
             if worker.returncode is None:
