@@ -110,6 +110,26 @@ async def test_grep_with_no_match_returns_nothing(project: Path) -> None:
     assert await call("grep", {"pattern": "haystack"}) == ToolResult("", metadata={"count": 0})
 
 
+@pytest.mark.parametrize(
+    ("content", "lines"),
+    [("a\n\nb\n", [2]), ("\n", [1]), ("a\n", []), ("", []), ("a\n\n", [2]), ("a", [])],
+)
+async def test_grep_numbers_lines_like_splitting_on_newlines(
+    tmp_path: Path, content: str, lines: list[int]
+) -> None:
+    (tmp_path / "f.txt").write_text(content)
+    result = await call("grep", {"pattern": "^$", "path": str(tmp_path)})
+    assert result.output == "\n".join(f"{tmp_path}/f.txt:{n}:" for n in lines)
+
+
+async def test_grep_skips_a_file_whose_bad_bytes_come_late(tmp_path: Path) -> None:
+    tree(
+        tmp_path, {"late.txt": b"needle\n" + b"x" * 20_000 + b"\n\xff needle\n", "ok.txt": "needle"}
+    )
+    result = await call("grep", {"pattern": "needle", "path": str(tmp_path)})
+    assert result.output == f"{tmp_path}/ok.txt:1:needle"
+
+
 async def test_grep_of_one_file(project: Path) -> None:
     result = await call("grep", {"pattern": "needle", "path": "src/b.txt"})
     assert result.output.split("\n") == [

@@ -106,8 +106,8 @@ def _alternatives(pattern: str, i: int, out: list[str]) -> int:
     return j + 1
 
 
-def walk_files(base: Path, root: Path | None, stop: threading.Event) -> Iterator[tuple[str, Path]]:
-    """``(relative path, path)`` of every regular file below ``base``, in sorted order.
+def walk_files(base: Path, root: Path | None, stop: threading.Event) -> Iterator[tuple[str, str]]:
+    """``(relative path, full path)`` of every regular file below ``base``, in sorted order.
 
     ``root`` is the confinement root (symlinks resolving outside it are skipped); ``stop``
     ends the walk early when set.
@@ -127,20 +127,20 @@ def walk_files(base: Path, root: Path | None, stop: threading.Event) -> Iterator
             if entry.is_symlink():
                 if entry.is_dir() or not entry.is_file():
                     continue
-                if root is not None and not _inside(Path(entry.path), root):
+                if root is not None and not _inside(entry.path, root):
                     continue
-                yield rel, Path(entry.path)
+                yield rel, entry.path
             elif entry.is_dir(follow_symlinks=False):
                 if entry.name not in SKIPPED_DIRS:
-                    stack.append(iter(_sorted_entries(Path(entry.path))))
+                    stack.append(iter(_sorted_entries(entry.path)))
                     prefixes.append(rel + "/")
             elif entry.is_file(follow_symlinks=False):
-                yield rel, Path(entry.path)
+                yield rel, entry.path
         except OSError:
             continue
 
 
-def _sorted_entries(folder: Path) -> list[os.DirEntry[str]]:
+def _sorted_entries(folder: str | Path) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
             listed = list(entries)
@@ -156,8 +156,8 @@ def _sort_key(entry: os.DirEntry[str]) -> str:
         return entry.name
 
 
-def _inside(path: Path, root: Path) -> bool:
+def _inside(path: str, root: Path) -> bool:
     try:
-        return path.resolve().is_relative_to(root)
+        return Path(path).resolve().is_relative_to(root)
     except (OSError, RuntimeError):
         return False

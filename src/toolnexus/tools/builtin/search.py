@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 import threading
 from collections.abc import Callable
@@ -24,6 +25,7 @@ __all__ = ["tools"]
 
 DEFAULT_LIMIT = 100
 _CHUNK = 1 << 20
+_SNIFF = 8192
 # Characters that make a pattern more than a literal string (a literal is searched with `in`).
 _SPECIAL = frozenset("\\.^$*+?{}[]|()")
 
@@ -133,9 +135,9 @@ def _grep(
         files = walk_files(base, scope.root, stop)
         shown = str(base).rstrip("/")
     else:
-        files = iter([(base.name, base)])
+        files = iter([(base.name, str(base))])
         shown = str(base.parent).rstrip("/")
-    literal = pattern if not _SPECIAL.intersection(pattern) else None
+    literal = _literal(pattern)
     lines: list[str] = []
     size = 0
     for rel, file in files:
@@ -156,50 +158,66 @@ def _grep(
 
 
 def _matches(
-    file: Path, regex: re.Pattern[str], literal: str | None, most: int, stop: threading.Event
+    file: str, regex: re.Pattern[str], literal: bytes | None, most: int, stop: threading.Event
 ) -> list[tuple[int, str]]:
     """Up to ``most`` ``(line number, line)`` matches in ``file``; none when it is not UTF-8
-    text or cannot be read. Read in chunks of whole lines, so memory stays bounded and a
-    literal pattern can skip a chunk without a match at once."""
+    text or cannot be read. The file is read in chunks cut after a newline (a newline byte
+    never occurs inside a UTF-8 character), so memory stays bounded; a chunk is decoded only
+    when it may match, so a literal pattern skips most of a tree without decoding it."""
     found: list[tuple[int, str]] = []
     try:
-        with open(file, encoding="utf-8", newline="\n") as text:
-            number, carry = 0, ""
+        with open(file, "rb") as data:
+            number, carry = 0, b""
             while not stop.is_set():
-                chunk = text.read(_CHUNK)
-                if not chunk:
+                chunk = data.read(_CHUNK)
+                if number == 0 and not carry:  # the start: most binary files fail here
+                    codecs.getincrementaldecoder("utf-8")().decode(chunk[:_SNIFF])
+                if len(chunk) < _CHUNK:  # a buffered read is short only at the end
+                    tail = carry + chunk
+                    if tail:  # a final newline ends the last line; it starts none
+                        tail = tail[:-1] if tail.endswith(b"\n") else tail
+                        _scan(tail, number, regex, literal, most, found)
                     break
                 block = carry + chunk
-                cut = block.rfind("\n")
+                cut = block.rfind(b"\n")
                 if cut < 0:
                     carry = block
                     continue
                 block, carry = block[:cut], block[cut + 1 :]
                 number = _scan(block, number, regex, literal, most, found)
                 if len(found) >= most:
-                    return found
-            if carry:
-                _scan(carry, number, regex, literal, most, found)
+                    break
     except (OSError, UnicodeDecodeError):
         return []
     return found
 
 
 def _scan(
-    block: str,
+    block: bytes,
     number: int,
     regex: re.Pattern[str],
-    literal: str | None,
+    literal: bytes | None,
     most: int,
     found: list[tuple[int, str]],
 ) -> int:
     """Match the lines of ``block`` (numbered after ``number``); the last line number."""
-    lines = block.split("\n")
     if literal is not None and literal not in block:
-        return number + len(lines)
+        return number + block.count(b"\n") + 1
+    lines = block.decode("utf-8").split("\n")
+    text = literal.decode("utf-8") if literal is not None else None
     for offset, line in enumerate(lines, number + 1):
-        if (literal in line) if literal is not None else regex.search(line):
+        if (text in line) if text is not None else regex.search(line):
             found.append((offset, line))
             if len(found) >= most:
                 break
     return number + len(lines)
+
+
+def _literal(pattern: str) -> bytes | None:
+    """``pattern`` as UTF-8 bytes when it is a plain string, not a regular expression."""
+    if _SPECIAL.intersection(pattern):
+        return None
+    try:
+        return pattern.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
