@@ -253,7 +253,6 @@ async def test_closing_the_toolkit_kills_running_commands(tmp_path: Path) -> Non
 
     async with asyncio.timeout(BOUND):
         await toolkit.close()
-        assert running.done()
         result = await running
 
     assert result.is_error

@@ -153,19 +153,12 @@ class _Shell:
         if ctx is not None and ctx.cancel is not None and ctx.cancel.cancelled:
             return fail("bash", "the run was cancelled; the command was not started")
 
-        loop = asyncio.get_running_loop()
-        transport, protocol = await loop.subprocess_shell(
-            lambda: _Protocol(loop),
-            command,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            cwd=cwd,
-            start_new_session=True,
-        )
-        call = _Call(transport, protocol)
+        call = await _spawn(command, cwd)
         with self._lock:
             self._running.add(call)
+            closed = self._closed
+        if closed:
+            call.stop("the toolkit was closed")
         unhook = None
         if ctx is not None and ctx.cancel is not None:
             unhook = ctx.cancel.on_cancel(lambda: call.stop("the run was cancelled"))
@@ -173,7 +166,7 @@ class _Shell:
             code = await self._wait(call, timeout_ms / 1000)
         finally:
             call.kill_group()  # background children die with the call, however it ends
-            transport.close()
+            call.transport.close()
             if unhook is not None:
                 unhook()
             with self._lock:
@@ -211,8 +204,8 @@ class _Shell:
 
     async def close(self) -> None:
         """Kill every running command's group and wait (bounded) for those calls to end."""
-        self._closed = True
         with self._lock:
+            self._closed = True
             running = list(self._running)
         for call in running:
             call.stop("the toolkit was closed")
@@ -220,6 +213,61 @@ class _Shell:
         mine = {call.done for call in running if call.loop is loop}
         if mine:
             await asyncio.wait(mine, timeout=_REAP_S + _DRAIN_S)
+
+
+async def _spawn(command: str, cwd: Path | None) -> _Call:
+    """Start ``command`` in a new session. A cancel that arrives while the process is being
+    set up still kills its whole group (the shell may have started children already)."""
+    loop = asyncio.get_running_loop()
+    spawn = asyncio.ensure_future(
+        loop.subprocess_shell(
+            lambda: _Protocol(loop),
+            command,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    )
+    try:
+        transport, protocol = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        await _abandon(spawn)
+        raise
+    return _Call(transport, protocol)
+
+
+_Spawn = asyncio.Future[tuple[asyncio.SubprocessTransport, _Protocol]]
+
+
+async def _abandon(spawn: _Spawn) -> None:
+    """Kill the group of a process whose call was cancelled while it was being set up, and
+    wait (bounded) for the shell to be reaped."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.wait({spawn}, timeout=_REAP_S)
+    if not spawn.done():
+        spawn.add_done_callback(_kill_spawned)
+        return
+    if spawn.cancelled() or spawn.exception() is not None:
+        return
+    transport, protocol = spawn.result()
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(transport.get_pid(), signal.SIGKILL)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait({protocol.exited}, timeout=_REAP_S)
+    finally:
+        transport.close()
+
+
+def _kill_spawned(spawn: _Spawn) -> None:
+    """Kill the group of a process whose setup ended after its call was cancelled and gone."""
+    if not spawn.cancelled() and spawn.exception() is None:
+        transport = spawn.result()[0]
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(transport.get_pid(), signal.SIGKILL)
+        transport.close()
 
 
 def _result(call: _Call, code: int | None, timeout_ms: float) -> ToolResult:
