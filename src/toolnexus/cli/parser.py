@@ -88,10 +88,13 @@ def _serve_parser(
     serve = commands.add_parser(
         "serve",
         parents=[shared],
-        help="serve the tools to other programs (--mcp)",
-        description="Serve the tools as an MCP server until SIGINT or SIGTERM.",
+        help="serve the tools to other programs (--mcp) or serve an agent (--a2a)",
+        description=(
+            "Serve the tools as an MCP server (--mcp), and/or an agent that runs a model "
+            "with them as an A2A server (--a2a), until SIGINT or SIGTERM."
+        ),
     )
-    serve.add_argument("--mcp", action="store_true", help="serve over MCP (required)")
+    serve.add_argument("--mcp", action="store_true", help="serve the tools over MCP")
     serve.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout")
     serve.add_argument(
         "--addr",
@@ -99,7 +102,25 @@ def _serve_parser(
         metavar="HOST:PORT",
         help=f"listen address (default {DEFAULT_ADDR})",
     )
-    serve.add_argument("--name", help="server name announced to clients (default toolnexus)")
+    serve.add_argument(
+        "--name", help="name announced to clients (default toolnexus / toolnexus-agent)"
+    )
     serve.add_argument(
         "--tool", action="append", metavar="NAME", help="expose only this tool (repeatable)"
     )
+    agent = serve.add_argument_group("A2A agent (--a2a)")
+    agent.add_argument(
+        "--a2a", action="store_true", help="serve an agent over A2A (card and JSON-RPC at /)"
+    )
+    agent.add_argument("--base-url", help="API root of the model (env TOOLNEXUS_BASE_URL)")
+    agent.add_argument("--model", help="model name (env TOOLNEXUS_MODEL)")
+    agent.add_argument(
+        "--style", help="wire format: openai or anthropic (env TOOLNEXUS_STYLE, default openai)"
+    )
+    agent.add_argument("--api-key", help="API key (else the provider's environment variable)")
+    agent.add_argument("--system", metavar="TEXT", help="system prompt")
+    agent.add_argument("--description", help="the agent card's description")
+    agent.add_argument(
+        "--db", metavar="PATH", help="SQLite conversation store (default: in memory)"
+    )
+    agent.add_argument("--tasks", metavar="DIR", help="keep tasks as JSON files in DIR")

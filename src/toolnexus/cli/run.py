@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..stores.sqlite import SqliteConversationStore
     from ..toolkit import Toolkit
 
-__all__ = ["run_command"]
+__all__ = ["endpoint", "run_command"]
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_PENDING = 0, 1, 2, 3, 4
 
@@ -32,10 +32,10 @@ EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INCOMPLETE, EXIT_PENDING = 0, 1, 2, 3, 4
 async def run_command(args: argparse.Namespace) -> int:
     """Run the ``run`` command; returns the exit code."""
     console = create_console(sys.stdout, sys.stderr)
-    endpoint = _endpoint(args, console)
-    if endpoint is None:
+    found = endpoint(args, console)
+    if found is None:
         return EXIT_USAGE
-    base_url, model, style = endpoint
+    base_url, model, style = found
     reader = LineReader(sys.stdin)
     wait_for = _terminal_wait_for(console, reader) if _is_terminal(sys.stdin) else None
     store = _sqlite_store(args) if args.id is not None else None
@@ -69,7 +69,9 @@ async def run_command(args: argparse.Namespace) -> int:
             await store.close()
 
 
-def _endpoint(args: argparse.Namespace, console: Console) -> tuple[str, str, str] | None:
+def endpoint(args: argparse.Namespace, console: Console) -> tuple[str, str, str] | None:
+    """``(base_url, model, style)`` from the flags, else the environment; ``None`` (with a
+    message on stderr) when the base URL or the model is missing."""
     base_url = args.base_url or os.environ.get("TOOLNEXUS_BASE_URL")
     model = args.model or os.environ.get("TOOLNEXUS_MODEL")
     style = args.style or os.environ.get("TOOLNEXUS_STYLE") or "openai"

@@ -1,4 +1,5 @@
-"""``toolnexus serve --mcp``: the toolkit as an MCP server (HTTP, or stdio with ``--stdio``)."""
+"""``toolnexus serve``: the toolkit as an MCP server (HTTP, or stdio with ``--stdio``) and/or
+an agent served over A2A (``--a2a``: a model runs each task with the tools)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
+from ..client import Client, create_client
 from ..errors import ConfigError
+from .console import create_console
+from .run import endpoint
 from .sources import load_toolkit
 
 __all__ = ["serve_command"]
@@ -17,20 +22,33 @@ __all__ = ["serve_command"]
 
 async def serve_command(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (HTTP) or until stdin closes (``--stdio``)."""
-    if not args.mcp:
-        print("toolnexus serve: say which protocol to serve (--mcp)", file=sys.stderr)
+    if not args.mcp and not args.a2a:
+        print("toolnexus serve: say which protocol to serve (--mcp, --a2a)", file=sys.stderr)
+        return 2
+    if args.stdio and args.a2a:
+        print("toolnexus serve: --stdio speaks MCP only; serve --a2a over HTTP", file=sys.stderr)
         return 2
     profile: dict[str, Any] = {}
     if args.name:
         profile["name"] = args.name
     if args.tool:
         profile["tools"] = list(args.tool)
-    try:
-        toolkit = await load_toolkit(args)
-    except ConfigError as exc:
-        print(f"toolnexus: {exc}", file=sys.stderr)
-        return 1
-    async with toolkit:
+    async with contextlib.AsyncExitStack() as stack:
+        client = None
+        if args.a2a:
+            client = _agent_client(args)
+            if client is None:
+                return 2
+            stack.push_async_callback(client.aclose)
+            close_store = getattr(client.conversation_store, "close", None)
+            if args.db and close_store is not None:
+                stack.push_async_callback(close_store)
+        try:
+            toolkit = await load_toolkit(args)
+        except ConfigError as exc:
+            print(f"toolnexus: {exc}", file=sys.stderr)
+            return 1
+        await stack.enter_async_context(toolkit)
         stop = asyncio.Event()
         with _on_sigterm(stop.set):
             if args.stdio:
@@ -43,16 +61,63 @@ async def serve_command(args: argparse.Namespace) -> int:
                     await serving
                 return 0
             try:
-                handle = await toolkit.serve(args.addr, mcp=profile)
+                handle = await toolkit.serve(
+                    args.addr,
+                    mcp=profile if args.mcp else None,
+                    client=client,
+                    a2a=_agent_profile(args) if args.a2a else None,
+                )
             except (ConfigError, OSError) as exc:
                 print(f"toolnexus: cannot serve on {args.addr}: {exc}", file=sys.stderr)
                 return 1
-            print(f"serving MCP at {handle.url}/mcp", file=sys.stderr, flush=True)
+            if args.mcp:
+                print(f"serving MCP at {handle.url}/mcp", file=sys.stderr, flush=True)
+            if args.a2a:
+                card = f"{handle.url}/.well-known/agent-card.json"
+                print(f"serving A2A at {handle.url}/ (card {card})", file=sys.stderr, flush=True)
             try:
                 await stop.wait()
             finally:
                 await handle.stop()
     return 0
+
+
+def _agent_client(args: argparse.Namespace) -> Client | None:
+    """The client that runs each A2A task, from the model flags (``None``: usage error)."""
+    found = endpoint(args, create_console(sys.stdout, sys.stderr))
+    if found is None:
+        return None
+    base_url, model, style = found
+    store = None
+    if args.db:
+        from ..stores.sqlite import SqliteConversationStore
+
+        path = Path(args.db).expanduser()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = SqliteConversationStore(path)
+    try:
+        return create_client(
+            base_url,
+            style,  # type: ignore[arg-type]  # from the command line; create_client checks it
+            model=model,
+            api_key=args.api_key,
+            system_prompt=args.system,
+            store=store,
+        )
+    except ConfigError as exc:
+        print(f"toolnexus: {exc}", file=sys.stderr)
+        return None
+
+
+def _agent_profile(args: argparse.Namespace) -> dict[str, Any]:
+    agent: dict[str, Any] = {}
+    if args.name:
+        agent["name"] = args.name
+    if args.description:
+        agent["description"] = args.description
+    if args.tasks:
+        agent["store"] = f"file:{args.tasks}"
+    return agent
 
 
 @contextlib.contextmanager
