@@ -31,7 +31,7 @@ from .common import (
     raw_http,
     timed,
 )
-from .floor import RawMCP, fixture_command, mcp_tools, python_tools, scenario
+from .floor import AiohttpHTTP, RawMCP, fixture_command, mcp_tools, python_tools, scenario
 
 
 async def fixed_scenario(stub: Stub, kind: str, runs: int, rounds: int) -> dict[str, Any]:
@@ -48,18 +48,23 @@ async def fixed_scenario(stub: Stub, kind: str, runs: int, rounds: int) -> dict[
         floor_tools, expected = python_tools(), PYTHON_ANSWER
     schemas = tk.to_openai()
     ours, http, check = client(stub.url), raw_http(stub.url), checked(expected)
+    via_aiohttp = AiohttpHTTP(stub.url)
 
     async def floor_run() -> None:
         check(await scenario(http, floor_tools, schemas, PROMPT))
+
+    async def aiohttp_run() -> None:
+        check(await scenario(via_aiohttp, floor_tools, schemas, PROMPT))
 
     async def our_run() -> None:
         check((await ours.run(PROMPT, tk)).text)
 
     try:
-        result = await _versus(floor_run, our_run, runs, rounds)
+        result = await _versus(floor_run, our_run, runs, rounds, aiohttp_run)
         result["answers"] = sorted(check.seen)
     finally:
         http.close()
+        await via_aiohttp.aclose()
         await ours.aclose()
         await tk.close()
         if mcp is not None:
@@ -73,9 +78,13 @@ async def streaming(stub: Stub, runs: int, rounds: int) -> dict[str, Any]:
     tk = await tn.create_toolkit(extra_tools=[echo, add], builtins=False)
     schemas = tk.to_openai()
     ours, http, check = client(stub.url), raw_http(stub.url), checked(PYTHON_ANSWER)
+    via_aiohttp = AiohttpHTTP(stub.url)
 
     async def floor_run() -> None:
         check(await scenario(http, python_tools(), schemas, PROMPT, stream=True))
+
+    async def aiohttp_run() -> None:
+        check(await scenario(via_aiohttp, python_tools(), schemas, PROMPT, stream=True))
 
     async def our_run() -> None:
         done = None
@@ -85,30 +94,36 @@ async def streaming(stub: Stub, runs: int, rounds: int) -> dict[str, Any]:
         check(str(done))
 
     try:
-        result = await _versus(floor_run, our_run, runs, rounds)
+        result = await _versus(floor_run, our_run, runs, rounds, aiohttp_run)
         result["answers"] = sorted(check.seen)
         return result
     finally:
         http.close()
+        await via_aiohttp.aclose()
         await ours.aclose()
         await tk.close()
 
 
-async def _versus(floor_run: Any, our_run: Any, runs: int, rounds: int) -> dict[str, Any]:
+async def _versus(
+    floor_run: Any, our_run: Any, runs: int, rounds: int, aiohttp_run: Any
+) -> dict[str, Any]:
+    """The floor, the floor on aiohttp and ours, in interleaved rounds of ``runs`` each."""
+    impls = (("floor", floor_run), ("floor_aiohttp", aiohttp_run), ("ours", our_run))
     for _ in range(max(3, runs // 10)):  # warm up: connections, caches, bytecode
-        await floor_run()
-        await our_run()
+        for _, fn in impls:
+            await fn()
     rows: dict[str, dict[str, list[float]]] = {
-        name: {"p50": [], "p95": [], "cpu": []} for name in ("floor", "ours")
+        name: {"p50": [], "p95": [], "cpu": []} for name, _ in impls
     }
     for _ in range(rounds):
-        for name, fn in (("floor", floor_run), ("ours", our_run)):
+        for name, fn in impls:
             sample = await timed(runs, 1, fn)
             rows[name]["p50"].append(pct(sample.walls, 0.5))
             rows[name]["p95"].append(pct(sample.walls, 0.95))
             rows[name]["cpu"].append(sample.cpu / sample.n)
     out: dict[str, Any] = {name: {k: med(v) for k, v in row.items()} for name, row in rows.items()}
     out["ratio"] = {k: out["ours"][k] / out["floor"][k] for k in ("p50", "p95", "cpu")}
+    out["vs_aiohttp"] = {k: out["ours"][k] / out["floor_aiohttp"][k] for k in ("p50", "p95", "cpu")}
     return out
 
 

@@ -69,6 +69,42 @@ class RawHTTP:
         self.idle.clear()
 
 
+class AiohttpHTTP:
+    """The same POSTs through one pooled ``aiohttp`` session: the floor of the HTTP library the
+    default transport uses, to tell the library's cost from the loop's."""
+
+    def __init__(self, base_url: str, api_key: str = "bench-key") -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+        self.session: Any = None
+
+    def _session(self) -> Any:
+        if self.session is None:
+            import aiohttp
+
+            self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+        return self.session
+
+    async def post(self, body: bytes) -> bytes:
+        async with self._session().post(self.url, data=body, headers=self.headers) as resp:
+            data: bytes = await resp.read()
+            return data
+
+    async def stream(self, body: bytes) -> Any:
+        async with self._session().post(self.url, data=body, headers=self.headers) as resp:
+            rest = b""
+            async for chunk in resp.content.iter_any():
+                rest += chunk
+                *events, rest = rest.split(b"\n\n")
+                for event in events:
+                    if event.startswith(b"data: ") and event != b"data: [DONE]":
+                        yield json.loads(event[6:])
+
+    async def aclose(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+
+
 async def _chunks(reader: asyncio.StreamReader) -> Any:
     while True:
         size = int((await reader.readuntil(b"\r\n"))[:-2], 16)
@@ -163,7 +199,11 @@ def mcp_tools(mcp: RawMCP, server: str) -> Tools:
 
 
 async def scenario(
-    http: RawHTTP, tools: Tools, schemas: list[dict[str, Any]], prompt: str, stream: bool = False
+    http: RawHTTP | AiohttpHTTP,
+    tools: Tools,
+    schemas: list[dict[str, Any]],
+    prompt: str,
+    stream: bool = False,
 ) -> str:
     """Two round trips around two concurrent tool calls; returns the final answer."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
@@ -192,7 +232,7 @@ async def scenario(
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
 
 
-async def _streamed(http: RawHTTP, body: bytes) -> dict[str, Any]:
+async def _streamed(http: RawHTTP | AiohttpHTTP, body: bytes) -> dict[str, Any]:
     """An SSE reply folded into one assistant message."""
     text: list[str] = []
     calls: dict[int, dict[str, Any]] = {}

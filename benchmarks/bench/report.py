@@ -48,10 +48,15 @@ def targets(results: dict[str, Any]) -> list[tuple[str, float, float, bool]]:
 
 def table(results: dict[str, Any]) -> str:
     """Every figure, floor beside ours, as Markdown."""
-    lines = ["| case | floor | toolnexus | ratio |", "| --- | ---: | ---: | ---: |"]
+    lines = [
+        "| case | floor | toolnexus | ratio | floor on aiohttp | ratio to it |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
 
-    def row(case: str, floor: str, ours: str, ratio: str) -> None:
-        lines.append(f"| {case} | {floor} | {ours} | {ratio} |")
+    def row(
+        case: str, floor: str, ours: str, ratio: str, on_aiohttp: str = "", to_it: str = ""
+    ) -> None:
+        lines.append(f"| {case} | {floor} | {ours} | {ratio} | {on_aiohttp} | {to_it} |")
 
     for key, label in (("scenario_mcp", "MCP tools"), ("scenario_python", "Python tools")):
         if key in results:
@@ -62,6 +67,8 @@ def table(results: dict[str, Any]) -> str:
                     _us(r["floor"][stat]),
                     _us(r["ours"][stat]),
                     f"{r['ratio'][stat]:.2f}x",
+                    _us(r["floor_aiohttp"][stat]),
+                    f"{r['vs_aiohttp'][stat]:.2f}x",
                 )
     if "streaming" in results:
         r = results["streaming"]
@@ -70,6 +77,8 @@ def table(results: dict[str, Any]) -> str:
             _us(r["floor"]["cpu"]),
             _us(r["ours"]["cpu"]),
             f"{r['ratio']['cpu']:.2f}x",
+            _us(r["floor_aiohttp"]["cpu"]),
+            f"{r['vs_aiohttp']['cpu']:.2f}x",
         )
     for key, level in _levels(results).items():
         f, o = level["floor"], level["ours"]
@@ -162,6 +171,17 @@ def chart(results: dict[str, Any], path: Path) -> bool:
         for impl, colour in (("floor", "#7f8c8d"), ("ours", "#2c6fbb")):
             rate = [levels[k][impl]["runs_per_s"] for k in keys]
             right.plot(xs, rate, style, marker="o", color=colour, label=f"{impl}, {delay} model")
+    if not levels:
+        right.axis("off")
+    else:
+        _throughput_axes(right, levels)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def _throughput_axes(right: Any, levels: dict[str, Any]) -> None:
     right.set_xscale("log")
     right.set_yscale("log")
     all_levels = sorted({int(k.split("C=")[1]) for k in levels})
@@ -171,10 +191,6 @@ def chart(results: dict[str, Any], path: Path) -> bool:
     right.set_ylabel("runs/s")
     right.set_title("throughput against concurrency")
     right.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
 
 
 def _levels(results: dict[str, Any]) -> dict[str, Any]:

@@ -6,11 +6,11 @@ one client that runs the tool-calling loop against OpenAI- or Anthropic-style en
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
-from .compaction import FLUSH_REMINDER, SUMMARY_HEADER, compactor
 from .dialects.translate import TranslatedToolCall, TranslateResult
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
@@ -41,28 +41,7 @@ from .schemas import to_anthropic, to_gemini, to_openai
 from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request, auth_required, pending, pending_of
 from .toolkit import Toolkit, create_toolkit
-from .tools.a2a import RemoteAgent, agent
-from .tools.http import http_tool
-from .tools.mcp import (
-    FileTokenStore,
-    McpInventory,
-    MemoryTokenStore,
-    TokenStore,
-    ToolInfo,
-    list_mcp_tools,
-)
 from .tools.native import define_tool, tool
-from .tools.openapi import http_tools_from_openapi
-from .tools.skills import (
-    NO_SKILLS_TEXT,
-    SKILL_TOOL_DESCRIPTION,
-    SKILLS_PROMPT_PREAMBLE,
-    SkillDef,
-    SkillInfo,
-    SkillInventory,
-    SkillSkip,
-    list_skills,
-)
 from .types import (
     ConversationStore,
     JSONObject,
@@ -78,7 +57,29 @@ from .types import (
 )
 
 if TYPE_CHECKING:
+    from .compaction import FLUSH_REMINDER, SUMMARY_HEADER, compactor
     from .stores.sqlite import SqliteConversationStore
+    from .tools.a2a import RemoteAgent, agent
+    from .tools.http import http_tool
+    from .tools.mcp import (
+        FileTokenStore,
+        McpInventory,
+        MemoryTokenStore,
+        TokenStore,
+        ToolInfo,
+        list_mcp_tools,
+    )
+    from .tools.openapi import http_tools_from_openapi
+    from .tools.skills import (
+        NO_SKILLS_TEXT,
+        SKILL_TOOL_DESCRIPTION,
+        SKILLS_PROMPT_PREAMBLE,
+        SkillDef,
+        SkillInfo,
+        SkillInventory,
+        SkillSkip,
+        list_skills,
+    )
 
 __version__ = "0.1.0"
 
@@ -165,13 +166,49 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # The SQLite store loads on first use, so `import toolnexus` does not import sqlite3.
-    if name == "SqliteConversationStore":
-        from .stores import sqlite
+_LAZY = {
+    "SqliteConversationStore": "stores.sqlite",
+    **dict.fromkeys(("FLUSH_REMINDER", "SUMMARY_HEADER", "compactor"), "compaction"),
+    "http_tool": "tools.http",
+    "http_tools_from_openapi": "tools.openapi",
+    **dict.fromkeys(("RemoteAgent", "agent"), "tools.a2a"),
+    **dict.fromkeys(
+        (
+            "FileTokenStore",
+            "McpInventory",
+            "MemoryTokenStore",
+            "TokenStore",
+            "ToolInfo",
+            "list_mcp_tools",
+        ),
+        "tools.mcp",
+    ),
+    **dict.fromkeys(
+        (
+            "NO_SKILLS_TEXT",
+            "SKILL_TOOL_DESCRIPTION",
+            "SKILLS_PROMPT_PREAMBLE",
+            "SkillDef",
+            "SkillInfo",
+            "SkillInventory",
+            "SkillSkip",
+            "list_skills",
+        ),
+        "tools.skills",
+    ),
+}
+"""Names whose modules load on first use, so ``import toolnexus`` stays fast: no sqlite3, and
+the MCP, skills, A2A, OpenAPI, compaction and HTTP-tool modules only when asked for (together
+about a fifth of the import time, as ``benchmarks/suite.py`` measures it)."""
 
-        return sqlite.SqliteConversationStore
-    raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolnexus' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:

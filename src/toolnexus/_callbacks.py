@@ -49,12 +49,23 @@ def snapshot(value: T) -> T:
     return _copy(value)  # type: ignore[no-any-return]
 
 
+_SHARED = frozenset({str, int, float, bool, type(None)})
+"""Immutable JSON leaves: returned as they are, before any slower check."""
+
+
 def _copy(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SHARED:
+        return value
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_copy(v) for v in value]
-    if isinstance(value, tuple) and type(value) is tuple:
+    if kind is tuple:
         return tuple(_copy(v) for v in value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         changes = {

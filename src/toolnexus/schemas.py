@@ -16,23 +16,38 @@ __all__ = ["to_anthropic", "to_gemini", "to_openai"]
 
 def to_openai(tools: Sequence[Tool]) -> list[JSONObject]:
     """OpenAI chat-completions ``tools`` entries."""
+    return openai_declarations(tools, copy=True)
+
+
+def to_anthropic(tools: Sequence[Tool]) -> list[JSONObject]:
+    """Anthropic messages ``tools`` entries."""
+    return anthropic_declarations(tools, copy=True)
+
+
+def openai_declarations(tools: Sequence[Tool], *, copy: bool) -> list[JSONObject]:
+    """``to_openai``; with ``copy=False`` each entry shares its tool's schema dict, for a body
+    nobody outside the library sees before it is encoded."""
     return [
         {
             "type": "function",
             "function": {
                 "name": t.name,
                 "description": t.description,
-                "parameters": snapshot(t.input_schema),
+                "parameters": snapshot(t.input_schema) if copy else t.input_schema,
             },
         }
         for t in tools
     ]
 
 
-def to_anthropic(tools: Sequence[Tool]) -> list[JSONObject]:
-    """Anthropic messages ``tools`` entries."""
+def anthropic_declarations(tools: Sequence[Tool], *, copy: bool) -> list[JSONObject]:
+    """``to_anthropic``; ``copy`` as for ``openai_declarations``."""
     return [
-        {"name": t.name, "description": t.description, "input_schema": snapshot(t.input_schema)}
+        {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": snapshot(t.input_schema) if copy else t.input_schema,
+        }
         for t in tools
     ]
 

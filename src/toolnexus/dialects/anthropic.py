@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._json import compact_json, loads
-from ..schemas import to_anthropic
+from ..schemas import anthropic_declarations
 from ..types import JSONObject, Tool, ToolResult, Usage
 from .base import (
     STREAM_ENDED_EARLY,
@@ -38,8 +38,8 @@ class AnthropicDialect:
             "content-type": "application/json",
         }
 
-    def tool_schemas(self, tools: Sequence[object]) -> list[JSONObject]:
-        return to_anthropic([t for t in tools if isinstance(t, Tool)])
+    def tool_schemas(self, tools: Sequence[object], *, copy: bool = True) -> list[JSONObject]:
+        return anthropic_declarations([t for t in tools if isinstance(t, Tool)], copy=copy)
 
     def build_body(
         self,

@@ -104,8 +104,9 @@ class Dialect(Protocol):
         stream: bool,
     ) -> JSONObject: ...
 
-    def tool_schemas(self, tools: Sequence[object]) -> list[JSONObject]:
-        """The toolkit's tools in this style's request shape."""
+    def tool_schemas(self, tools: Sequence[object], *, copy: bool = True) -> list[JSONObject]:
+        """The toolkit's tools in this style's request shape; ``copy=False`` shares each tool's
+        schema dict instead of copying it (for a body only encoded, never handed out)."""
         ...
 
     def parse_response(self, body: object, *, turn: int) -> Turn: ...

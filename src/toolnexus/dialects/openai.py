@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._json import compact_json
-from ..schemas import to_openai
+from ..schemas import openai_declarations
 from ..types import JSONObject, Tool, ToolResult, Usage
 from .base import (
     STREAM_ENDED_EARLY,
@@ -31,8 +31,8 @@ class OpenAIDialect:
     def headers(self, api_key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
 
-    def tool_schemas(self, tools: Sequence[object]) -> list[JSONObject]:
-        return to_openai([t for t in tools if isinstance(t, Tool)])
+    def tool_schemas(self, tools: Sequence[object], *, copy: bool = True) -> list[JSONObject]:
+        return openai_declarations([t for t in tools if isinstance(t, Tool)], copy=copy)
 
     def build_body(
         self,

@@ -58,7 +58,8 @@ class ToolRunner:
         self._info = info
         self._chain = chain(interceptors, "around_tool", self._innermost) if info else None
         self._executions = 0
-        self._progress: asyncio.Queue[ToolProgressEvent] = asyncio.Queue()
+        self._progress: asyncio.Queue[Any] = asyncio.Queue()
+        """Progress events, and a ``_WorkDone`` when the work ``with_progress`` runs ends."""
 
     async def run_all(self, uses: Sequence[ToolUse], turn: int) -> list[Outcome]:
         """Run every call concurrently; outcomes come back in call order."""
@@ -75,11 +76,13 @@ class ToolRunner:
             await self._meter(use.name, result, started)
             return Outcome({}, result)
         args = use.args
-        override = await call_hook(
-            self._hooks.before_tool,
-            {"name": use.name, "args": snapshot(args), "id": use.id, "turn": turn},
-            name="before_tool",
-        )
+        override = None
+        if self._hooks.before_tool is not None:  # the payload's copies only when a hook sees them
+            override = await call_hook(
+                self._hooks.before_tool,
+                {"name": use.name, "args": snapshot(args), "id": use.id, "turn": turn},
+                name="before_tool",
+            )
         if override and isinstance(override.get("result"), ToolResult):
             result = bounded_result(override["result"])
             await self._meter(use.name, result, started)
@@ -132,26 +135,24 @@ class ToolRunner:
         self, work: Coroutine[Any, Any, T]
     ) -> AsyncIterator[ToolProgressEvent | Finished[T]]:
         """Run ``work``, yielding the progress its calls report and finally its result."""
+        queue = self._progress
+        end = _WorkDone()
         task = asyncio.ensure_future(work)
-        getter: asyncio.Future[ToolProgressEvent] | None = None
+        # The work's end is one more item in the queue, so one ``get`` waits for either.
+        task.add_done_callback(lambda _: queue.put_nowait(end))
         try:
-            while not task.done():
-                getter = asyncio.ensure_future(self._progress.get())
-                await asyncio.wait({task, getter}, return_when=asyncio.FIRST_COMPLETED)
-                if getter.done():
-                    yield getter.result()
-                else:
-                    getter.cancel()
-                getter = None
-            while not self._progress.empty():
-                yield self._progress.get_nowait()
+            while (item := await queue.get()) is not end:
+                if not isinstance(item, _WorkDone):  # else left by an earlier, abandoned call
+                    yield item
+            while not queue.empty():  # reported after the work ended
+                item = queue.get_nowait()
+                if not isinstance(item, _WorkDone):
+                    yield item
             yield Finished(task.result())
         finally:
-            leftover = [f for f in (task, getter) if f is not None and not f.done()]
-            for future in leftover:
-                future.cancel()
-            if leftover:
-                await asyncio.wait(leftover)
+            if not task.done():
+                task.cancel()
+                await asyncio.wait([task])
 
     def _next_seq(self) -> int:
         """Executions are numbered in the (deterministic) order the loop starts them."""
@@ -186,6 +187,8 @@ class ToolRunner:
     async def _after_tool(
         self, use: ToolUse, args: JSONObject, result: ToolResult, turn: int
     ) -> ToolResult:
+        if self._hooks.after_tool is None:
+            return result
         override = await call_hook(
             self._hooks.after_tool,
             {
@@ -216,6 +219,10 @@ class ToolRunner:
     def _source(self, name: str) -> ToolSource:
         found = self._toolkit.get(name) if self._toolkit is not None else None
         return found.source if found is not None else "custom"
+
+
+class _WorkDone:
+    """Put in the progress queue when the work of one ``with_progress`` call has ended."""
 
 
 async def gather_in_order(coros: Sequence[Coroutine[Any, Any, T]]) -> list[T]:
