@@ -13,7 +13,9 @@ the whole redirect URL as ``data["url"]``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qs, urlparse
 
@@ -58,7 +60,16 @@ class _Storage:
     async def set_tokens(self, tokens: OAuthToken) -> None:
         record = await self._record()
         record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        if tokens.expires_in is not None:
+            record["expiresAt"] = time.time() + int(tokens.expires_in)
+        else:
+            record.pop("expiresAt", None)
         await self._store.set(self._key, record)
+
+    async def expiry(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch), if known."""
+        value = (await self._record()).get("expiresAt")
+        return float(value) if isinstance(value, int | float) else None
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         from mcp.shared.auth import OAuthClientInformationFull
@@ -173,7 +184,6 @@ async def create_auth(
 
     A pre-registered client (``clientId``) is written to the store when it has none yet.
     """
-    from mcp.client.auth import OAuthClientProvider
     from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
     storage = _Storage(store if store is not None else MemoryTokenStore(), token_key(server, url))
@@ -199,7 +209,7 @@ async def create_auth(
             token_endpoint_auth_method=method,
         )
         await storage.set_client_info(client)
-    return OAuthClientProvider(
+    return _provider_class()(
         server_url=url,
         client_metadata=metadata,
         storage=storage,
@@ -207,6 +217,26 @@ async def create_auth(
         callback_handler=authorizer.callback,
         client_metadata_url=config.client_metadata_url,
     )
+
+
+@functools.cache
+def _provider_class() -> Any:
+    """The SDK's authorization-code provider, also restoring a stored token's expiry.
+
+    The SDK reloads stored tokens without their expiry and would present an expired access
+    token after a restart, then send the person through the browser again; with the expiry
+    restored it refreshes the token instead.
+    """
+    from mcp.client.auth import OAuthClientProvider
+
+    class _Provider(OAuthClientProvider):
+        async def _initialize(self) -> None:
+            await super()._initialize()
+            storage = self.context.storage
+            if self.context.current_tokens is not None and isinstance(storage, _Storage):
+                self.context.token_expiry_time = await storage.expiry()
+
+    return _Provider
 
 
 def _client_credentials(

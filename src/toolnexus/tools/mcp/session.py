@@ -28,6 +28,7 @@ from .config import McpServerConfig
 from .conversion import error_result, to_tool_result
 from .elicitation import elicitation_callback
 from .failures import (
+    PhaseError,
     SessionLost,
     is_closed,
     is_session_loss,
@@ -35,11 +36,11 @@ from .failures import (
     phase,
     reason_of,
 )
-from .oauth import Authorizer, create_auth
+from .oauth import AuthorizationFailed, Authorizer, create_auth
 from .owner import Live, Owner
 from .stdio_child import StderrTail
 from .tokens import TokenStore
-from .transports import SessionFlags
+from .transports import HttpStatusError, SessionFlags
 
 __all__ = ["ServerConnection", "WaitFor"]
 
@@ -53,6 +54,16 @@ _MAX_PAGES = 1000
 
 class _ConnectFailed(Exception):
     """Neither streamable HTTP nor the SSE fallback worked."""
+
+
+def _is_authorization_failure(exc: BaseException) -> bool:
+    """Whether connecting failed in the OAuth flow (a declined or broken sign-in)."""
+    from mcp.client.auth import OAuthFlowError
+
+    cause = leaf(exc)
+    while isinstance(cause, PhaseError | HttpStatusError):
+        cause = leaf(cause.cause)
+    return isinstance(cause, AuthorizationFailed | OAuthFlowError)
 
 
 class ServerConnection:
@@ -311,6 +322,10 @@ class ServerConnection:
                 stack, lambda flags: transports.streamable_http(url, headers, flags, auth), None
             )
         except Exception as first:
+            if _is_authorization_failure(first):  # SSE would only ask the person again
+                if isinstance(leaf(first), PhaseError):
+                    raise
+                raise _ConnectFailed(f"connect: {self._reason(first)}") from None
             logger.debug('MCP server "%s": streamable HTTP failed, trying SSE', self.name)
             prefix = f"streamable HTTP: {self._reason(first)}; SSE: "
             try:
