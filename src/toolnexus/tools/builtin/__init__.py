@@ -33,9 +33,17 @@ BUILTIN_NAMES: tuple[str, ...] = (
 
 
 def _families() -> list[Callable[[BuiltinScope], list[Tool]]]:
-    from . import files, patch, question, search, shell, todo
+    from . import files, patch, question, search, shell, todo, web
 
-    return [shell.tools, files.tools, search.tools, question.tools, patch.tools, todo.tools]
+    return [
+        shell.tools,
+        files.tools,
+        search.tools,
+        web.tools,
+        question.tools,
+        patch.tools,
+        todo.tools,
+    ]
 
 
 def builtin_tools(scope: BuiltinScope | None = None) -> list[Tool]:
