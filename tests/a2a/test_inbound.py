@@ -9,7 +9,7 @@ import httpx
 import pytest
 from a2a.client import A2ACardResolver
 from a2a.types.a2a_pb2 import GetTaskRequest, TaskState
-from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.errors import A2AError, TaskNotFoundError
 
 import toolnexus as tn
 from toolnexus.testing import StubLLMServer, reply
@@ -221,3 +221,42 @@ async def test_other_paths_answer_404(serve: Serve) -> None:
     async with httpx.AsyncClient(timeout=LIMIT) as http:
         assert (await http.get(served.handle.url + "/mcp")).status_code == 404
         assert (await http.get(served.handle.url + "/other")).status_code == 404
+
+
+async def test_on_loopback_a_foreign_host_or_origin_is_refused(serve: Serve) -> None:
+    served = await serve(tn.Toolkit([]), url="https://agents.example/shop/")
+    url = served.handle.url
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}'
+    headers = {"A2A-Version": "1.0", "Content-Type": "text/plain"}
+    async with httpx.AsyncClient(timeout=LIMIT) as http:
+        from_page = await http.post(
+            url + "/", content=body, headers={**headers, "Origin": "http://evil.example"}
+        )
+        rebound = await http.get(
+            url + "/.well-known/agent-card.json", headers={"Host": "evil.example:80"}
+        )
+        local_page = await http.post(
+            url + "/", content=body, headers={**headers, "Origin": "http://localhost:3000"}
+        )
+        via_proxy = await http.get(
+            url + "/.well-known/agent-card.json", headers={"Host": "agents.example"}
+        )
+    assert from_page.status_code == 403
+    assert rebound.status_code == 421
+    assert local_page.json()["error"]["code"] == -32001
+    assert via_proxy.status_code == 200
+
+
+async def test_a_message_for_a_finished_task_is_not_run(
+    serve: Serve, connect: Any, stub: StubLLMServer
+) -> None:
+    stub.enqueue(reply.text("finished"))
+    served = await serve(tn.Toolkit([]))
+    client = await connect(served.handle.url)
+    done = await send(client, message("first", context_id="f"))
+    with pytest.raises(A2AError):
+        await send(client, message("again", task_id=done.id, context_id="f"))
+    again = await client.get_task(GetTaskRequest(id=done.id))
+    assert again.status.state == TaskState.TASK_STATE_COMPLETED
+    assert artifact_texts(again) == ["finished"]
+    assert len(stub.requests) == 1

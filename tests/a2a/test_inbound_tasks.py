@@ -207,3 +207,40 @@ async def test_mcp_and_a2a_are_served_together(stub: StubLLMServer, connect: Any
     finally:
         await handle.stop()
         await client.aclose()
+
+
+class Events:
+    """Records what an executor publishes."""
+
+    def __init__(self) -> None:
+        self.published: list[object] = []
+
+    async def enqueue_event(self, event: object) -> None:
+        self.published.append(event)
+
+
+async def test_a_message_queued_behind_a_run_that_then_finished_is_not_run(
+    stub: StubLLMServer,
+) -> None:
+    from a2a.server.agent_execution import RequestContext
+    from a2a.server.context import ServerCallContext
+    from a2a.types.a2a_pb2 import Task, TaskStatus
+
+    from toolnexus.serve.a2a_executor import ToolkitExecutor
+
+    async with tn.create_client(stub.url, model="m", api_key="k") as client:
+        executor = ToolkitExecutor(tn.Toolkit([]), client, {})
+        finished = Task(
+            id="t1", context_id="c", status=TaskStatus(state=TaskState.TASK_STATE_COMPLETED)
+        )
+        context = RequestContext(
+            ServerCallContext(),
+            request=message("more", task_id="t1", context_id="c"),
+            task_id="t1",
+            context_id="c",
+            task=finished,
+        )
+        events = Events()
+        await executor.execute(context, events)  # type: ignore[arg-type]
+    assert events.published == []  # the finished task is not moved back to working
+    assert stub.requests == []

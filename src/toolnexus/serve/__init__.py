@@ -70,7 +70,7 @@ async def serve_toolkit(
         raise ConfigError(_INSTALL_A2A) from None
 
     def with_a2a(url: str) -> list[Route]:
-        return [*routes, *a2a_routes(toolkit, served_by, agent, on_task, url)]
+        return [*routes, *a2a_routes(toolkit, served_by, agent, on_task, url, host)]
 
     return await start_http(addr, with_a2a)
 

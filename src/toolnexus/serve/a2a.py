@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers import DefaultRequestHandler
@@ -40,7 +41,7 @@ from ..types import JSONObject, RunResult
 from .a2a_executor import ContextBuilder, ToolkitExecutor
 from .a2a_profile import A2aProfile
 from .a2a_store import open_task_store
-from .http import Route
+from .http import LOOPBACK_HOSTS, Route, loopback_only
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -114,8 +115,14 @@ def a2a_routes(
     profile: A2aProfile,
     on_task: OnTask | None,
     base_url: str,
+    host: str,
 ) -> list[Route]:
-    """``/.well-known/agent-card.json`` and ``/``, served by one SDK-built Starlette app."""
+    """``/.well-known/agent-card.json`` and ``/``, served by one SDK-built Starlette app.
+
+    Bound to a loopback ``host``, the app answers only loopback ``Host`` and ``Origin`` values
+    and the host of the profile's ``url`` (a web page cannot reach the agent through DNS
+    rebinding or a cross-site form post).
+    """
     card = build_card(toolkit, profile, base_url)
     results: dict[str, RunResult | None] = {}
     store = ObservedStore(open_task_store(profile.store), on_task, results)
@@ -125,7 +132,12 @@ def a2a_routes(
         agent_card=card,
         request_context_builder=ContextBuilder(store.context_of),
     )
-    app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
+    app: Any = Starlette(
+        routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
+    )
+    if host in LOOPBACK_HOSTS:
+        public = urlsplit(profile.url).hostname if profile.url else None
+        app = loopback_only(app, frozenset({public}) if public else frozenset())
 
     @contextlib.asynccontextmanager
     async def running() -> AsyncIterator[None]:

@@ -89,12 +89,19 @@ class ToolkitExecutor(AgentExecutor):
         if current is None:
             context_id = str(context.context_id)
             await event_queue.enqueue_event(_new_task(task_id, context_id, context))
+        elif current.status.state != TaskState.TASK_STATE_INPUT_REQUIRED:
+            # a message queued behind the task's run, which has finished meanwhile: the sender
+            # gets the task as it is, and the message is not run
+            logger.warning(
+                "A2A task %s is %s: a message sent to it was not run",
+                task_id,
+                TaskState.Name(current.status.state),
+            )
+            return
         else:
             context_id = current.context_id
         updater = TaskUpdater(event_queue, task_id, context_id)
-        answering = (
-            current is not None and current.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-        )
+        answering = current is not None
         stateless = bool(context.call_context.state.get(FRESH_CONTEXT)) and not answering
         was_parked = task_id in self._parked
         token = CancelToken()

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["Route", "ServeHandle", "parse_addr", "start_http"]
+__all__ = ["LOOPBACK_HOSTS", "Route", "ServeHandle", "loopback_only", "parse_addr", "start_http"]
 
 logger = logging.getLogger("toolnexus")
 
@@ -31,6 +31,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 """Largest request body read into memory; a larger one is answered 413."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+"""Bind addresses on which only loopback ``Host`` and ``Origin`` values are accepted."""
 _SHUTDOWN_GRACE_S = 2
 _TOO_LARGE = b"<too large>"
 
@@ -239,6 +241,39 @@ async def _watch(receive: Receive, gone: asyncio.Event, app_task: asyncio.Future
             if not app_task.done():
                 app_task.cancel()
             return
+
+
+def loopback_only(app: ASGIApp, also: frozenset[str] = frozenset()) -> ASGIApp:
+    """``app`` behind a DNS-rebinding guard: a request whose ``Host`` is not a loopback name
+    (or one of the host names ``also``) is answered 421, one whose ``Origin`` (when sent) is
+    not such a host 403."""
+    allowed = LOOPBACK_HOSTS | also
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
+        if _hostname(headers.get("host", "")) not in allowed:
+            await _respond(send, 421, b"Invalid Host header")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not _origin_in(origin, allowed):
+            await _respond(send, 403, b"Invalid Origin header")
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else ""
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _origin_in(origin: str, allowed: frozenset[str]) -> bool:
+    scheme, sep, rest = origin.partition("://")
+    return bool(sep) and scheme in ("http", "https") and _hostname(rest) in allowed
 
 
 async def _read_body(receive: Receive) -> bytes | None:
