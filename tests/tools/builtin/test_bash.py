@@ -125,6 +125,16 @@ async def test_long_output_keeps_its_tail_and_says_truncated() -> None:
     assert len(result.output) < 100_100
 
 
+async def test_a_runaway_command_is_cut_off_with_a_bounded_output() -> None:
+    result = await call({"command": "yes flood", "timeout": 300})
+
+    assert result.output.startswith("bash: command timed out after 300ms\n[output truncated: ")
+    assert set(result.output.splitlines()[3:-1]) == {"flood"}  # the tail, whole lines
+    assert len(result.output) < 100_200
+    assert result.metadata is not None
+    assert result.metadata["truncated"] is True
+
+
 async def test_output_within_the_cap_is_returned_whole() -> None:
     result = await call({"command": "head -c 100000 /dev/zero | tr '\\0' a"})
 

@@ -189,6 +189,21 @@ async def test_long_output_keeps_its_head_and_says_truncated(site: Site) -> None
     assert result.metadata == {"status": 200, "format": "markdown", "truncated": True}
 
 
+async def test_a_long_html_page_keeps_the_head_of_its_text_and_says_truncated(
+    site: Site,
+) -> None:
+    page = "<html><body>" + "".join(f"<p>para {i}</p>" for i in range(60_000)) + "</body></html>"
+
+    result = await fetch({"url": site.add("/long.html", page), "format": "text"})
+
+    assert not result.is_error
+    assert result.output.startswith("para 0\n\npara 1\n\n")
+    assert "truncated" in result.output.splitlines()[-1]
+    assert "para 59999" not in result.output
+    assert len(result.output) < 100_100
+    assert result.metadata == {"status": 200, "format": "text", "truncated": True}
+
+
 async def test_a_body_past_the_byte_cap_is_read_only_that_far(site: Site) -> None:
     result = await fetch({"url": site.url + "/huge"})
 
@@ -243,21 +258,32 @@ async def test_bad_arguments_are_error_results(args: dict[str, Any], message: st
 def test_nested_lists_are_indented_and_ordered_lists_numbered() -> None:
     html = "<ol><li>a<ul><li>x</li><li>y</li></ul></li><li>b</li></ol>"
 
-    assert html_to_text(html, markdown=True) == "1. a\n  - x\n  - y\n2. b"
+    assert html_to_text(html, markdown=True) == ("1. a\n  - x\n  - y\n2. b", True)
 
 
 def test_hidden_elements_and_unclosed_tags_are_handled() -> None:
     html = "<p>keep<template><p>no</p></template> <svg><text>no</text></svg>this<p>and this"
 
-    assert html_to_text(html) == "keep this\n\nand this"
+    assert html_to_text(html) == ("keep this\n\nand this", True)
 
 
 def test_fragment_and_script_links_keep_only_their_text() -> None:
     html = '<a href="#top">Top</a> <a href="javascript:void(0)">Menu</a> <a>Bare</a>'
 
-    assert html_to_text(html, markdown=True, base_url="https://x.org/") == "Top Menu Bare"
+    assert html_to_text(html, markdown=True, base_url="https://x.org/") == ("Top Menu Bare", True)
 
 
 def test_a_rule_is_a_paragraph_of_its_own() -> None:
-    assert html_to_text("above<hr>below", markdown=True) == "above\n\n---\n\nbelow"
-    assert html_to_text("above<hr/>below") == "above\n\nbelow"
+    assert html_to_text("above<hr>below", markdown=True) == ("above\n\n---\n\nbelow", True)
+    assert html_to_text("above<hr/>below") == ("above\n\nbelow", True)
+
+
+def test_with_a_limit_reading_stops_soon_after_it_and_says_so() -> None:
+    html = "<p>" + "word " * 200_000 + "</p><p>the end</p>"
+
+    text, whole = html_to_text(html, limit=1000)
+
+    assert not whole
+    assert 1000 < len(text) < 200_000
+    assert "the end" not in text
+    assert html_to_text("<p>short</p>", limit=1000) == ("short", True)

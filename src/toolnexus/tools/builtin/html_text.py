@@ -23,19 +23,29 @@ _LINES = frozenset({"br", "li", "tr", "dt", "dd", "caption", "thead", "tbody", "
 _CELLS = frozenset({"td", "th"})
 _SPACES = re.compile(r"\s+")
 _SPACE_RUNS = re.compile(r" {2,}")
+_STEP = 64 * 1024
+"""Characters of markup fed to the parser at a time (so a long page can stop early)."""
 _INDENT = "\x01"
 """Stands for a space of list indentation while flowing text is tidied (it survives that)."""
 _LINE_EDGES = re.compile(r"[ \t]*\n[ \t]*")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
-def html_to_text(html: str, *, markdown: bool = False, base_url: str = "") -> str:
-    """The readable text of ``html``. With ``markdown``, structure is kept as Markdown and
-    links are made absolute against ``base_url``."""
+def html_to_text(
+    html: str, *, markdown: bool = False, base_url: str = "", limit: int | None = None
+) -> tuple[str, bool]:
+    """The readable text of ``html``, and whether all of it was read. With ``markdown``,
+    structure is kept as Markdown and links are made absolute against ``base_url``. With a
+    ``limit``, reading stops soon after that many characters of text were produced (the text
+    is then longer than ``limit`` and the flag ``False``)."""
     renderer = _Renderer(markdown, base_url)
-    renderer.feed(html.replace("\x00", "").replace(_INDENT, ""))
+    html = html.replace("\x00", "").replace(_INDENT, "")
+    for start in range(0, len(html), _STEP):
+        renderer.feed(html[start : start + _STEP])
+        if limit is not None and renderer.size > limit:
+            return renderer.text(), False
     renderer.close()
-    return renderer.text()
+    return renderer.text(), True
 
 
 class _Renderer(HTMLParser):
@@ -49,6 +59,7 @@ class _Renderer(HTMLParser):
         self.links: list[str | None] = []
         self.lists: list[list[int]] = []  # [ordered, count] per open list
         self.breaks = 0  # newlines owed before the next text (0, 1 or 2)
+        self.size = 0  # characters emitted so far
 
     def emit(self, text: str, verbatim: bool = False) -> None:
         if self.breaks:
@@ -56,6 +67,7 @@ class _Renderer(HTMLParser):
                 self.parts.append(("\n" * self.breaks, False))
             self.breaks = 0
         self.parts.append((text, verbatim))
+        self.size += len(text)
 
     def line_break(self, newlines: int) -> None:
         """End the current line (1) or paragraph (2) before whatever text comes next."""
@@ -101,7 +113,10 @@ class _Renderer(HTMLParser):
         elif tag == "a":
             href = (attrs.get("href") or "").strip()
             keep = href and not href.startswith(("#", "javascript:"))
-            self.links.append(urljoin(self.base_url, href) if keep else None)
+            absolute = href.startswith(("http://", "https://"))
+            self.links.append(
+                (href if absolute else urljoin(self.base_url, href)) if keep else None
+            )
             if keep:
                 self.emit("[")
 

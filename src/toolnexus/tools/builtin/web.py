@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Mapping
 from ...transport.http import NetworkError, transport_for
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import (
+    MAX_OUTPUT_CHARS,
     ArgError,
     BuiltinScope,
     builtin,
@@ -35,6 +36,8 @@ DEFAULT_TIMEOUT_S = 30.0
 MAX_FETCH_BYTES = 10 * 1024 * 1024
 """Most bytes of a response body read; a longer body is cut there (and said to be)."""
 FORMATS = ("markdown", "text", "html")
+_THREAD_ABOVE = 256 * 1024
+"""Pages longer than this (in characters) are converted in a worker thread."""
 
 _DESCRIPTION = (
     "Fetch a web page or file with GET. format: markdown (default: the page's text with "
@@ -84,7 +87,7 @@ async def _webfetch(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
     metadata: JSONObject = {"status": status, "format": fmt}
     if not 200 <= status < 300:
         return ToolResult(f"HTTP {status}", is_error=True, metadata=metadata)
-    output, truncated = cut_head(_render(body, content_type, fmt, url))
+    output, truncated = await _render(body, content_type, fmt, url)
     if cut and not truncated:
         output += f"\n[output truncated: the body is larger than {MAX_FETCH_BYTES} bytes]"
     if cut or truncated:
@@ -128,14 +131,25 @@ async def _read_head(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, b
     return b"".join(parts), False
 
 
-def _render(body: bytes, content_type: str, fmt: str, url: str) -> str:
+async def _render(body: bytes, content_type: str, fmt: str, url: str) -> tuple[str, bool]:
+    """The output for ``fmt``, cut to its head, and whether it was cut. Converting a large
+    page runs in a worker thread and stops once the output is long enough."""
     content_type = content_type.lower()
     text = body.decode(_charset(content_type, body), errors="replace")
     unknown = not content_type or content_type.startswith("application/octet-stream")
     is_html = "html" in content_type or (unknown and _HTML_START.match(text) is not None)
     if fmt == "html" or not is_html:
-        return text
-    return html_to_text(text, markdown=fmt == "markdown", base_url=url)
+        return cut_head(text)
+    markdown, limit = fmt == "markdown", MAX_OUTPUT_CHARS
+    if len(text) > _THREAD_ABOVE:
+        page, whole = await asyncio.to_thread(
+            html_to_text, text, markdown=markdown, base_url=url, limit=limit
+        )
+    else:
+        page, whole = html_to_text(text, markdown=markdown, base_url=url, limit=limit)
+    if whole:
+        return cut_head(page)
+    return page[:limit] + "\n[output truncated: the rest of the page is not shown]", True
 
 
 def _header(headers: Mapping[str, str], name: str) -> str:
