@@ -79,6 +79,8 @@ async def streamable_http(
     statuses: list[int] = []
 
     async def record(response: httpx2.Response) -> None:
+        if "text/event-stream" not in response.request.headers.get("accept", ""):
+            return  # an OAuth discovery, registration or token request, not the MCP endpoint
         if response.status_code >= 400:
             statuses.append(response.status_code)
         if "mcp-session-id" in response.request.headers:
