@@ -115,7 +115,6 @@ class _Call:
     def __init__(self, transport: asyncio.SubprocessTransport, protocol: _Protocol) -> None:
         self.transport = transport
         self.protocol = protocol
-        self.pgid = transport.get_pid()
         self.loop = asyncio.get_running_loop()
         self.stopped: str | None = None
         self.done: asyncio.Future[None] = self.loop.create_future()
@@ -127,8 +126,7 @@ class _Call:
         self.kill_group()
 
     def kill_group(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pgid, signal.SIGKILL)
+        _kill_group(self.transport)
 
 
 class _Shell:
@@ -252,8 +250,7 @@ async def _abandon(spawn: _Spawn) -> None:
     if spawn.cancelled() or spawn.exception() is not None:
         return
     transport, protocol = spawn.result()
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(transport.get_pid(), signal.SIGKILL)
+    _kill_group(transport)
     try:
         with contextlib.suppress(asyncio.CancelledError):
             await asyncio.wait({protocol.exited}, timeout=_REAP_S)
@@ -265,9 +262,19 @@ def _kill_spawned(spawn: _Spawn) -> None:
     """Kill the group of a process whose setup ended after its call was cancelled and gone."""
     if not spawn.cancelled() and spawn.exception() is None:
         transport = spawn.result()[0]
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(transport.get_pid(), signal.SIGKILL)
+        _kill_group(transport)
         transport.close()
+
+
+def _kill_group(transport: asyncio.SubprocessTransport) -> None:
+    """``SIGKILL`` to the process group the shell leads (where there are no process groups,
+    to the shell alone). Any thread may call it; a group already gone is fine."""
+    killpg = getattr(os, "killpg", None)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if killpg is not None:
+            killpg(transport.get_pid(), signal.SIGKILL)
+        else:
+            transport.kill()
 
 
 def _result(call: _Call, code: int | None, timeout_ms: float) -> ToolResult:
