@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import httpx
@@ -244,3 +245,44 @@ async def test_a_message_queued_behind_a_run_that_then_finished_is_not_run(
         await executor.execute(context, events)  # type: ignore[arg-type]
     assert events.published == []  # the finished task is not moved back to working
     assert stub.requests == []
+
+
+async def test_stopping_the_server_fails_the_tasks_it_was_running(
+    serve: Serve, connect: Any, stub: StubLLMServer, tmp_path: Any
+) -> None:
+    stub.enqueue(reply.tool_calls(reply.call("hold", {})))
+    started, cancelled = asyncio.Event(), asyncio.Event()
+    folder = tmp_path / "tasks"
+    served = await serve(holding_toolkit(started, cancelled), store=f"file:{folder}")
+    request = message("hold on", context_id="c")
+    request.configuration.return_immediately = True
+    task = await send(await connect(served.handle.url), request)
+    await asyncio.wait_for(started.wait(), LIMIT)
+
+    await served.handle.stop()
+    assert cancelled.is_set()  # the tool was stopped with the server
+    saved = json.loads((folder / f"{task.id}.json").read_text())
+    assert saved["status"]["state"] == "TASK_STATE_FAILED"
+    assert saved["status"]["message"]["parts"] == [
+        {"text": "the agent stopped before the task finished"}
+    ]
+    report = await served.next_report()
+    assert (report["state"], report["result"]) == ("failed", None)
+
+
+async def test_the_question_built_in_surfaces_as_input_required(
+    serve: Serve, connect: Any, stub: StubLLMServer
+) -> None:
+    questions = [{"question": "Which env?", "options": ["dev", "prod"]}]
+    stub.enqueue(
+        reply.tool_calls(reply.call("question", {"questions": questions})),
+        reply.text("Deploying to dev."),
+    )
+    served = await serve(await tn.create_toolkit(builtins=True))
+    client = await connect(served.handle.url)
+    waiting = await send(client, message("Deploy it", context_id="q"))
+    assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert status_text(waiting) == "Which env? (options: dev, prod)"
+    done = await send(client, message("dev", task_id=waiting.id, context_id="q"))
+    assert artifact_texts(done) == ["Deploying to dev."]
+    assert tool_results(stub, 1) == ['{"answers":["dev"]}']

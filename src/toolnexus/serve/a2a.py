@@ -11,7 +11,9 @@ errors); tasks are kept through ``ObservedStore``, which also reports final stat
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, MutableMapping
+import logging
+import uuid
+from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -27,8 +29,12 @@ from a2a.types.a2a_pb2 import (
     AgentSkill,
     ListTasksRequest,
     ListTasksResponse,
+    Message,
+    Part,
+    Role,
     Task,
     TaskState,
+    TaskStatus,
 )
 from a2a.utils.constants import AGENT_CARD_WELL_KNOWN_PATH
 from a2a.utils.errors import UnsupportedOperationError
@@ -47,9 +53,13 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..toolkit import Toolkit
 
+logger = logging.getLogger("toolnexus")
+_UNDER_WAY = (TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING)
+
 __all__ = [
     "DEFAULT_DESCRIPTION",
     "FALLBACK_SKILL",
+    "STOPPED",
     "ObservedStore",
     "OnTask",
     "a2a_routes",
@@ -59,6 +69,8 @@ __all__ = [
 
 DEFAULT_DESCRIPTION = "An agent with tools: send it a task in plain text."
 """The card's description when the profile gives none."""
+STOPPED = "the agent stopped before the task finished"
+"""The status message of a task whose run was under way when the server stopped."""
 FALLBACK_SKILL = "ask"
 """The one skill of a card whose toolkit has no skill to list: the agent as a whole."""
 
@@ -126,8 +138,9 @@ def a2a_routes(
     card = build_card(toolkit, profile, base_url)
     results: dict[str, RunResult | None] = {}
     store = ObservedStore(open_task_store(profile.store), on_task, results)
+    executor = ToolkitExecutor(toolkit, client, results)
     handler = DefaultRequestHandler(
-        agent_executor=ToolkitExecutor(toolkit, client, results),
+        agent_executor=executor,
         task_store=store,
         agent_card=card,
         request_context_builder=ContextBuilder(store.context_of),
@@ -144,7 +157,9 @@ def a2a_routes(
         try:
             yield
         finally:
+            unfinished = executor.running()
             await handler.aclose()
+            await store.abandon(unfinished)
 
     return [Route(AGENT_CARD_WELL_KNOWN_PATH, app), Route("/", app, running)]
 
@@ -218,6 +233,33 @@ class ObservedStore(TaskStore):
         remove = getattr(self._inner, "delete", None)
         if remove is not None:
             await remove(task_id)
+
+    async def abandon(self, task_ids: Sequence[str]) -> None:
+        """Mark tasks whose run the server stopped as ``failed`` (none stays ``working``)."""
+        context = ServerCallContext()
+        for task_id in task_ids:
+            try:
+                task = await self.get(task_id, context)
+                if task is None or task.status.state not in _UNDER_WAY:
+                    continue
+                stopped = Task()
+                stopped.CopyFrom(task)
+                stopped.status.CopyFrom(
+                    TaskStatus(
+                        state=TaskState.TASK_STATE_FAILED,
+                        message=Message(
+                            role=Role.ROLE_AGENT,
+                            message_id=str(uuid.uuid4()),
+                            task_id=task.id,
+                            context_id=task.context_id,
+                            parts=[Part(text=STOPPED)],
+                        ),
+                    )
+                )
+                stopped.status.timestamp.GetCurrentTime()
+                await self.save(stopped, context)
+            except Exception:
+                logger.warning("A2A task %s: could not record that the server stopped it", task_id)
 
     async def context_of(self, task_id: str, context: ServerCallContext) -> str | None:
         """The ``contextId`` of a stored task (``None`` when there is no such task)."""

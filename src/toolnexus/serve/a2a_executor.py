@@ -82,6 +82,10 @@ class ToolkitExecutor(AgentExecutor):
         self._parked: dict[str, tuple[Request, list[JSONObject]]] = {}
         """Stateless tasks waiting for input: the pending request and the run's transcript."""
 
+    def running(self) -> list[str]:
+        """Ids of the tasks whose run is under way."""
+        return list(self._tokens)
+
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         """Run the message: a new task, or the answer to a task that waits for input."""
         task_id = str(context.task_id)
