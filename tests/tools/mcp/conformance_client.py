@@ -7,6 +7,8 @@ every tool the server lists once (arguments made up from each input schema) and 
 run's ``wait_for`` plays the person: it accepts elicitations with an empty form (so schema
 defaults apply) and completes authorizations by opening the URL as a browser would, without
 following the redirect, and answering with the redirect's query (the authorization code).
+Scenarios that come with credentials (a pre-registered client, client credentials, an
+identity provider's ID token) get them as ``oauth`` settings, as a host's ``mcp.json`` would.
 Exits non-zero when the server failed to connect.
 """
 
@@ -18,6 +20,7 @@ import logging
 import os
 import sys
 from typing import Any
+from urllib.parse import urlparse
 
 import aiohttp
 
@@ -26,7 +29,21 @@ import toolnexus as tn
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 
 
-def oauth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | bool:
+async def authorization_server(url: str) -> str:
+    """The issuer the server's protected resource metadata names.
+
+    For enterprise-managed authorization the issuer is configuration, which an administrator
+    looks up once; the scenario's context does not carry it, so this stands in for that step.
+    """
+    parts = urlparse(url)
+    where = f"{parts.scheme}://{parts.netloc}/.well-known/oauth-protected-resource{parts.path}"
+    async with aiohttp.ClientSession() as http:
+        async with http.get(where) as response:
+            metadata = await response.json()
+    return str(metadata["authorization_servers"][0])
+
+
+async def oauth_settings(scenario: str, context: dict[str, Any], url: str) -> dict[str, Any] | bool:
     """The ``oauth`` entry of the server config for one scenario."""
     if scenario == "auth/basic-cimd":
         return {"clientMetadataUrl": CLIENT_METADATA_URL}
@@ -44,6 +61,17 @@ def oauth_settings(scenario: str, context: dict[str, Any]) -> dict[str, Any] | b
             "clientId": context["client_id"],
             "privateKey": context["private_key_pem"],
             "signingAlgorithm": context.get("signing_algorithm", "ES256"),
+        }
+    if scenario == "auth/cross-app-access-complete-flow":
+        os.environ["CONFORMANCE_ID_TOKEN"] = context["idp_id_token"]
+        return {
+            "grant": "identity_assertion",
+            "clientId": context["client_id"],
+            "clientSecret": context["client_secret"],
+            "issuer": await authorization_server(url),
+            "idpTokenEndpoint": context["idp_token_endpoint"],
+            "idpClientId": context["idp_client_id"],
+            "idToken": "${CONFORMANCE_ID_TOKEN}",
         }
     return True
 
@@ -99,7 +127,7 @@ async def main(url: str) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     entry: dict[str, Any] = {"url": url}
     if scenario.startswith("auth/"):
-        entry["oauth"] = oauth_settings(scenario, context)
+        entry["oauth"] = await oauth_settings(scenario, context, url)
     config = {"mcpServers": {"conformance": entry}}
     async with await tn.create_toolkit(mcp_config=config, builtins=False, wait_for=browse) as tk:
         if tk.mcp_status() != {"conformance": "connected"}:

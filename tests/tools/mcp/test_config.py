@@ -231,12 +231,43 @@ def test_inherit_env_progress_reset_and_oauth_are_read() -> None:
         ({"url": "http://x", "oauth": 3}, '"oauth" must be true, false or an object'),
         ({"url": "http://x", "oauth": {"clientID": "a"}}, '"oauth" has an unknown key "clientID"'),
         ({"url": "http://x", "oauth": {"grant": "client_credentials"}}, 'needs a "clientId"'),
+        ({"url": "http://x", "oauth": {"grant": "device"}}, '"grant" must be one of'),
+        (
+            {"url": "http://x", "oauth": {"grant": "identity_assertion", "clientId": "a"}},
+            "identity_assertion grant needs clientSecret, issuer, idpTokenEndpoint, "
+            "idpClientId, idToken",
+        ),
     ],
 )
 def test_bad_new_keys_name_the_server_and_key(entry: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message) as caught:
         load_mcp_config({"mcpServers": {"s": entry}})
     assert 'server "s"' in str(caught.value)
+
+
+def test_the_identity_assertion_grant_reads_the_identity_provider_settings() -> None:
+    entry = {
+        "url": "http://127.0.0.1:1/mcp",
+        "oauth": {
+            "grant": "identity_assertion",
+            "clientId": "app",
+            "clientSecret": "${APP_SECRET}",
+            "issuer": "https://auth.example.com",
+            "idpTokenEndpoint": "https://idp.example.com/token",
+            "idpClientId": "idp-app",
+            "idToken": "${ID_TOKEN}",
+        },
+    }
+    (server,) = load_mcp_config({"mcpServers": {"s": entry}}).servers
+    oauth = server.oauth
+    assert oauth is not None
+    assert oauth.grant == "identity_assertion"
+    assert (oauth.issuer, oauth.idp_token_endpoint, oauth.idp_client_id) == (
+        "https://auth.example.com",
+        "https://idp.example.com/token",
+        "idp-app",
+    )
+    assert (oauth.client_secret, oauth.id_token) == ("${APP_SECRET}", "${ID_TOKEN}")
 
 
 def test_relative_paths_resolve_against_the_file_folder_and_bare_names_do_not(

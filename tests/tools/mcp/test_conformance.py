@@ -61,10 +61,6 @@ SCENARIOS = [
 ]
 EXPECTED_TO_FAIL = {
     "auth/2025-03-26-oauth-metadata-backcompat": _BACKCOMPAT,
-    "auth/cross-app-access-complete-flow": (
-        "enterprise-managed authorization (an identity provider's token exchange, then a "
-        "JWT bearer grant) is not offered by the oauth settings yet"
-    ),
 }
 
 

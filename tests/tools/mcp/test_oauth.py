@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlparse
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 import toolnexus as tn
 from toolnexus import Answer, Request
@@ -321,3 +322,60 @@ async def test_a_declined_sign_in_fails_the_server_and_names_it(
     assert 'MCP server "secure" failed' in caplog.text
     assert "connect: authorization declined" in caplog.text
     assert len(asked) == 1  # no second sign-in through the SSE fallback
+
+
+async def test_a_refused_identity_provider_exchange_fails_the_server_naming_why(
+    oauth_server: Callable[..., str],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    url = oauth_server()
+    issuer = url.removesuffix("/mcp")
+    id_token = "eyJ-person-id-token-4f1c9a"
+    monkeypatch.setenv("TN_TEST_ID_TOKEN", id_token)
+    received: list[dict[str, str]] = []
+
+    async def token(request: web.Request) -> web.Response:
+        received.append({k: str(v) for k, v in (await request.post()).items()})
+        return web.json_response({"error": "invalid_grant"}, status=400)
+
+    app = web.Application()
+    app.router.add_post("/token", token)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    oauth = {
+        "grant": "identity_assertion",
+        "clientId": "app",
+        "clientSecret": "app-secret-9d2e",
+        "issuer": issuer,
+        "idpTokenEndpoint": f"http://127.0.0.1:{port}/token",
+        "idpClientId": "idp-app",
+        "idToken": "${TN_TEST_ID_TOKEN}",
+    }
+    try:
+        config = {"mcpServers": {"secure": {"url": url, "oauth": oauth}}}
+        async with await tn.create_toolkit(mcp_config=config, builtins=False) as tk:
+            assert tk.mcp_status() == {"secure": "failed"}
+    finally:
+        await runner.cleanup()
+
+    (form,) = received  # asked once: no second try over SSE
+    assert form == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "subject_token": id_token,
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": issuer,
+        "resource": url,
+        "client_id": "idp-app",
+    }
+    assert (
+        'MCP server "secure" failed: connect: the identity provider refused the token '
+        "exchange (HTTP 400, invalid_grant)"
+    ) in caplog.text
+    assert id_token not in caplog.text
+    assert "app-secret-9d2e" not in caplog.text

@@ -74,7 +74,7 @@ async def timed_call(
 
 def secrets_of(config: McpServerConfig) -> list[str]:
     """Values to mask in messages, longest first: every expanded header value that used a
-    variable, the variables it used, and the OAuth client secret and private key."""
+    variable, the variables it used, and the OAuth client secrets, private key and ID token."""
     found: set[str] = set()
     for raw in config.headers.values():
         names = _VAR.findall(raw)
@@ -83,7 +83,12 @@ def secrets_of(config: McpServerConfig) -> list[str]:
             found.update(os.environ.get(name, "") for name in names)
     oauth = config.oauth
     if oauth is not None:
-        for value in (oauth.client_secret, oauth.private_key):
+        for value in (
+            oauth.client_secret,
+            oauth.private_key,
+            oauth.idp_client_secret,
+            oauth.id_token,
+        ):
             if value:
                 found.add(expand_env(value))
                 found.update(os.environ.get(name, "") for name in _VAR.findall(value))

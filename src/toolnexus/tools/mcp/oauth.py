@@ -190,6 +190,10 @@ async def create_auth(
     secret = expand_env(config.client_secret) if config.client_secret else None
     if config.grant == "client_credentials":
         return _client_credentials(url, config, storage, secret)
+    if config.grant == "identity_assertion":
+        from .identity_assertion import identity_assertion_auth
+
+        return identity_assertion_auth(url, config, storage, secret or "")
     method = config.token_endpoint_auth_method
     if method is None:
         method = "client_secret_basic" if secret else "none"

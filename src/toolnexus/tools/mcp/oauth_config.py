@@ -3,9 +3,16 @@
 ``"oauth": true`` (or an object) turns OAuth on with discovery and dynamic client registration;
 ``"oauth": false`` turns it off. Object keys: ``clientId``, ``clientSecret`` (``${NAME}``
 expanded when connecting), ``clientName``, ``clientMetadataUrl``, ``scope``, ``redirectUri``,
-``tokenEndpointAuthMethod``, ``grant`` (``authorization_code`` or ``client_credentials``),
-``privateKey`` (PEM, ``${NAME}`` expanded; signs a ``private_key_jwt`` assertion for the
-client-credentials grant) and ``signingAlgorithm``.
+``tokenEndpointAuthMethod``, ``grant`` (``authorization_code``, ``client_credentials`` or
+``identity_assertion``), ``privateKey`` (PEM, ``${NAME}`` expanded; signs a ``private_key_jwt``
+assertion for the client-credentials grant) and ``signingAlgorithm``.
+
+The ``identity_assertion`` grant is enterprise-managed authorization (cross-app access): the
+person's ID token from the organisation's identity provider (``idToken``, ``${NAME}``
+expanded) is exchanged at ``idpTokenEndpoint`` (as ``idpClientId``, with ``idpClientSecret``
+when the provider wants one) for an identity assertion, which the MCP server's authorization
+server (``issuer``, configured, never discovered) turns into an access token for
+``clientId``/``clientSecret``. No browser is involved.
 """
 
 from __future__ import annotations
@@ -21,7 +28,8 @@ __all__ = ["DEFAULT_REDIRECT_URI", "OAuthConfig", "parse_oauth"]
 DEFAULT_REDIRECT_URI = "http://127.0.0.1:8976/oauth/callback"
 """Where the authorization server sends the browser back to; the host reads the code there."""
 
-Grant = Literal["authorization_code", "client_credentials"]
+Grant = Literal["authorization_code", "client_credentials", "identity_assertion"]
+_GRANTS = ("authorization_code", "client_credentials", "identity_assertion")
 _AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic", "private_key_jwt")
 _KEYS = {
     "clientId": "client_id",
@@ -33,7 +41,20 @@ _KEYS = {
     "tokenEndpointAuthMethod": "token_endpoint_auth_method",
     "privateKey": "private_key",
     "signingAlgorithm": "signing_algorithm",
+    "issuer": "issuer",
+    "idpTokenEndpoint": "idp_token_endpoint",
+    "idpClientId": "idp_client_id",
+    "idpClientSecret": "idp_client_secret",
+    "idToken": "id_token",
 }
+_ASSERTION_NEEDS = (
+    "clientId",
+    "clientSecret",
+    "issuer",
+    "idpTokenEndpoint",
+    "idpClientId",
+    "idToken",
+)
 
 
 @dataclass(slots=True)
@@ -53,6 +74,14 @@ class OAuthConfig:
     grant: Grant = "authorization_code"
     private_key: str | None = None
     signing_algorithm: str = "ES256"
+    issuer: str | None = None
+    """The authorization server's issuer, for the ``identity_assertion`` grant."""
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    """Raw value; ``${NAME}`` is expanded when connecting and the result is never logged."""
+    id_token: str | None = None
+    """Raw value; ``${NAME}`` is expanded when connecting and the result is never logged."""
 
 
 def parse_oauth(value: object, fail: Callable[[str], ConfigError]) -> OAuthConfig | None:
@@ -66,8 +95,8 @@ def parse_oauth(value: object, fail: Callable[[str], ConfigError]) -> OAuthConfi
     config = OAuthConfig()
     for key, item in value.items():
         if key == "grant":
-            if item not in ("authorization_code", "client_credentials"):
-                raise fail('"oauth"."grant" must be "authorization_code" or "client_credentials"')
+            if item not in _GRANTS:
+                raise fail(f'"oauth"."grant" must be one of {", ".join(_GRANTS)}')
             config.grant = item
             continue
         field_name = _KEYS.get(str(key))
@@ -81,4 +110,13 @@ def parse_oauth(value: object, fail: Callable[[str], ConfigError]) -> OAuthConfi
         raise fail(f'"oauth"."tokenEndpointAuthMethod" must be one of {", ".join(_AUTH_METHODS)}')
     if config.grant == "client_credentials" and config.client_id is None:
         raise fail('"oauth": the client_credentials grant needs a "clientId"')
+    if config.grant == "identity_assertion":
+        missing = [k for k in _ASSERTION_NEEDS if getattr(config, _KEYS[k]) is None]
+        if missing:
+            raise fail(f'"oauth": the identity_assertion grant needs {", ".join(missing)}')
+        if method not in (None, "client_secret_basic", "client_secret_post"):
+            raise fail(
+                '"oauth": the identity_assertion grant authenticates with client_secret_basic '
+                "or client_secret_post"
+            )
     return config
