@@ -286,3 +286,35 @@ async def test_the_question_built_in_surfaces_as_input_required(
     done = await send(client, message("dev", task_id=waiting.id, context_id="q"))
     assert artifact_texts(done) == ["Deploying to dev."]
     assert tool_results(stub, 1) == ['{"answers":["dev"]}']
+
+
+async def test_a_run_that_stops_short_of_an_answer_fails_the_task(
+    serve: Serve, connect: Any, stub: StubLLMServer
+) -> None:
+    @tn.tool
+    def step() -> str:
+        """One more step."""
+        return "stepped"
+
+    stub.enqueue(reply.tool_calls(reply.call("step", {})))
+    runner = tn.create_client(stub.url, model="m", api_key="k", max_turns=1)
+    served = await serve(tn.Toolkit([step]), client=runner)
+    task = await send(await connect(served.handle.url), message("go", context_id="m"))
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert "stopped before an answer" in status_text(task)
+    assert (await served.next_report())["result"].status == "incomplete"
+
+
+async def test_a_sign_in_request_shows_its_url_to_the_caller(
+    serve: Serve, connect: Any, stub: StubLLMServer
+) -> None:
+    @tn.tool
+    def calendar() -> tn.ToolResult:
+        """Read the calendar."""
+        return tn.auth_required("https://login.example/authorize", "Sign in to the calendar")
+
+    stub.enqueue(reply.tool_calls(reply.call("calendar", {})))
+    served = await serve(tn.Toolkit([calendar]))
+    task = await send(await connect(served.handle.url), message("my day?", context_id="a"))
+    assert task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
+    assert status_text(task) == "Sign in to the calendar\nhttps://login.example/authorize"
