@@ -81,7 +81,7 @@ class Recorder:
         self.saved: list[dict[str, Any]] = []
         self.tasks: dict[str, dict[str, Any]] = {}
 
-    async def get(self, id: str) -> dict[str, Any] | None:
+    def get(self, id: str) -> dict[str, Any] | None:  # plain methods work too
         return self.tasks.get(id)
 
     async def save(self, task: dict[str, Any]) -> None:

@@ -55,6 +55,7 @@ async def test_a_pending_run_waits_for_input_and_a_follow_up_answers_it(
     assert artifact_texts(done) == ["You chose blue."]
     assert tool_results(stub, 1) == ["colour: ['blue']"]
     assert (await served.next_report())["state"] == "completed"
+    assert [r["state"] for r in served.reports] == ["input-required", "completed"]
     assert await served.client.pending("c1") is None
     stub.assert_consumed()
 
@@ -134,6 +135,7 @@ async def test_cancel_task_stops_the_running_tool_and_cancels_the_task(
     assert stored.status.state == TaskState.TASK_STATE_CANCELED
     report = await served.next_report()
     assert (report["state"], report["result"]) == ("canceled", None)
+    assert [r["state"] for r in served.reports] == ["canceled"]
     assert len(stub.requests) == 1
 
 

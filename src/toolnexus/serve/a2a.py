@@ -41,7 +41,7 @@ from a2a.utils.errors import UnsupportedOperationError
 from google.protobuf.json_format import MessageToDict, ParseDict
 from starlette.applications import Starlette
 
-from .._callbacks import call_quietly
+from .._callbacks import call_quietly, maybe_await
 from .._redact import redact
 from ..types import JSONObject, RunResult
 from .a2a_executor import ContextBuilder, ToolkitExecutor
@@ -186,7 +186,7 @@ class ObservedStore(TaskStore):
         """The stored task, as the SDK's ``Task``."""
         if self._sdk is not None:
             return await self._sdk.get(task_id, context)
-        found = await self._inner.get(task_id)
+        found = await maybe_await(self._inner.get, task_id)
         return _task_of(found) if found is not None else None
 
     async def save(self, task: Task, context: ServerCallContext) -> None:
@@ -202,7 +202,7 @@ class ObservedStore(TaskStore):
         if self._sdk is not None:
             await self._sdk.save(task, context)
         else:
-            await self._inner.save(_dict_of(task))
+            await maybe_await(self._inner.save, _dict_of(task))
         if reported and (before is None or before.status.state != task.status.state):
             result = self._results.pop(task.id, None)
             info: JSONObject = {
@@ -221,7 +221,7 @@ class ObservedStore(TaskStore):
         if every is None:
             raise UnsupportedOperationError(message="this agent's task store cannot list tasks")
         page = InMemoryTaskStore()
-        for found in await every():
+        for found in await maybe_await(every):
             await page.save(_task_of(found), context)
         return await page.list(params, context)
 
@@ -232,7 +232,7 @@ class ObservedStore(TaskStore):
             return
         remove = getattr(self._inner, "delete", None)
         if remove is not None:
-            await remove(task_id)
+            await maybe_await(remove, task_id)
 
     async def abandon(self, task_ids: Sequence[str]) -> None:
         """Mark tasks whose run the server stopped as ``failed`` (none stays ``working``)."""

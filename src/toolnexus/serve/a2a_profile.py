@@ -36,8 +36,8 @@ class A2aProfile:
     skills: frozenset[str] | None = None
     """Names of the skills the card lists (unknown names are ignored); ``None`` lists all."""
     store: object = "memory"
-    """``"memory"``, ``"file:<dir>"``, or an object with ``async get(id)`` and ``async
-    save(task)`` (task dicts), or an ``a2a-sdk`` ``TaskStore``."""
+    """``"memory"``, ``"file:<dir>"``, or an object with ``get(id)`` and ``save(task)`` (task
+    dicts; plain or async methods), or an ``a2a-sdk`` ``TaskStore``."""
     url: str | None = None
     """The JSON-RPC URL the card announces; ``None`` announces ``<server url>/``."""
     streaming: bool = False
