@@ -38,6 +38,7 @@ from .stores.memory import InMemoryConversationStore
 from .suspension import Answer, Request
 from .toolkit import Toolkit
 from .transport.http import Transport, transport_for
+from .transport.streams import StreamTransport
 from .types import ConversationStore, JSONObject, RunResult
 
 __all__ = ["Client", "Conversation", "create_client", "create_in_process_client"]
@@ -130,7 +131,7 @@ def create_client(
         and max_response_bytes > 0,
         "max_response_bytes must be a positive integer",
     )
-    transport = transport_for(http_client)
+    transport = transport_for(http_client) if http_client is not None else StreamTransport()
     _check(api_key is None or isinstance(api_key, str), "api_key must be a string")
     keys = ApiKey(api_key, key_variables(style, base_url))
     extra_headers = checked_headers(headers)

@@ -1,0 +1,478 @@
+"""HTTP/1.1 on asyncio streams: the default transport for the model endpoint.
+
+A model call is one POST to one endpoint, over and over, so the transport needs little: a pool
+of kept-alive connections per host, ``Content-Length`` and chunked bodies, gzip/deflate, TLS
+with the system's trust store, and timeouts. Doing only that costs about half of what a
+general HTTP client does per request (``benchmarks/suite.py``: the floor on aiohttp against
+the raw floor), which is most of what stands between a run and the cost of its round trips.
+Anything else (proxies, redirects, cookies) is out of scope here; pass ``http_client`` for it.
+
+Pools follow the rules of ``AiohttpTransport``: one per event loop, closed when that loop shuts
+down its async generators (as ``asyncio.run`` does) or by ``aclose()``; safe from many threads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from .http import HttpResponse, NetworkError, read_capped
+
+__all__ = ["StreamTransport"]
+
+IDLE_SECONDS = 15.0
+"""A connection idle for longer is not reused (servers close theirs after a while)."""
+_LIMIT = 1 << 20
+"""Longest response head (status line and headers) read."""
+_READ = 1 << 16
+_NO_BODY = frozenset({204, 304})
+_FINISH_SECONDS = 0.05
+"""How long ``finish`` waits for the rest of a body its reader no longer wanted."""
+_SAFE = "!#$%&'()*+,/:;=?@[]~"
+"""Characters left as they are when a request target with non-ASCII text is percent-encoded."""
+
+
+class StreamTransport:
+    """The default transport of a client's model calls (``http_client`` replaces it)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[asyncio.AbstractEventLoop, _Pool] = {}
+        self._tls: ssl.SSLContext | None = None
+
+    @property
+    def injected(self) -> bool:
+        """Always ``False``: the connections belong to the transport."""
+        return False
+
+    async def _pool(self) -> _Pool:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            pool = self._pools.get(loop)
+            if pool is not None:
+                return pool
+            stale = [self._pools.pop(old) for old in list(self._pools) if old.is_closed()]
+            pool = self._pools[loop] = _Pool()
+        for old in stale:
+            old.close()  # its loop is closed: nothing left to await
+        pool.keeper = self._keep(loop, pool)
+        await anext(pool.keeper)  # registers with the loop, which closes it at shutdown
+        return pool
+
+    async def _keep(self, loop: asyncio.AbstractEventLoop, pool: _Pool) -> AsyncGenerator[None]:
+        """Lives as long as ``pool`` on ``loop``; closing it closes the pool's connections."""
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._pools.get(loop) is pool:
+                    del self._pools[loop]
+            pool.close()
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = ssl.create_default_context()
+        return self._tls
+
+    async def _connect(self, pool: _Pool, url: str) -> tuple[_Connection, _Target]:
+        target = _Target(url)
+        conn = pool.take(target.key)
+        if conn is None:
+            tls = self._tls_context() if target.tls else None
+            try:
+                reader, writer = await asyncio.open_connection(
+                    target.host,
+                    target.port,
+                    ssl=tls,
+                    server_hostname=target.host if tls else None,
+                    limit=_LIMIT,
+                )
+            except (OSError, ssl.SSLError) as exc:
+                raise NetworkError(_describe(exc)) from exc
+            conn = _Connection(target.key, reader, writer)
+        return conn, target
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        time_limit: float | None = None,
+        max_bytes: int | None = None,
+    ) -> HttpResponse:
+        """One request, its whole response read within ``time_limit`` seconds."""
+        pool = await self._pool()
+        conn: _Connection | None = None
+        try:
+            async with asyncio.timeout(time_limit):
+                conn, target = await self._connect(pool, url)
+                resp = await conn.exchange(method, target, headers, body)
+                length = resp.headers.get("Content-Length")
+                data = await read_capped(
+                    resp.chunks(), max_bytes, status=resp.status, length=length
+                )
+        except TimeoutError as exc:
+            raise NetworkError("request timed out") from exc
+        finally:
+            if conn is not None:
+                pool.give_back(conn)
+        return HttpResponse(resp.status, resp.headers, data)
+
+    @asynccontextmanager
+    async def stream(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes | None = None,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[_Response]:
+        """A response whose body is read as it arrives; ``read_timeout`` bounds each wait."""
+        pool = await self._pool()
+        conn: _Connection | None = None
+        try:
+            try:
+                async with asyncio.timeout(read_timeout):
+                    conn, target = await self._connect(pool, url)
+                    resp = await conn.exchange(method, target, headers, body, read_timeout)
+            except TimeoutError as exc:
+                raise NetworkError("request timed out") from exc
+            yield resp
+            await resp.finish()
+        finally:
+            if conn is not None:
+                pool.give_back(conn)
+
+    async def aclose(self) -> None:
+        """Close this loop's pool (pools of running loops close when those loops shut down)."""
+        current = asyncio.get_running_loop()
+        with self._lock:
+            pool = self._pools.pop(current, None)
+            stale = [self._pools.pop(old) for old in list(self._pools) if old.is_closed()]
+        for old in stale:
+            old.close()
+        if pool is not None:
+            if pool.keeper is not None:
+                await pool.keeper.aclose()
+            pool.close()
+
+
+class _Target:
+    """Where a URL points, and the fixed part of every request to it."""
+
+    __slots__ = ("head", "host", "key", "port", "tls")
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            raise NetworkError(f"cannot send to {url.split('?')[0][:200]!r}: not an HTTP URL")
+        self.host = parts.hostname
+        self.port = parts.port or (443 if scheme == "https" else 80)
+        self.key = (scheme, self.host, self.port)
+        self.tls = scheme == "https"
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if not path.isascii():
+            path = quote(path, safe=_SAFE)
+        host = parts.netloc.rpartition("@")[2]
+        self.head = f" {path} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii", "replace")
+        """``<path> HTTP/1.1`` and the ``Host`` line, after the method."""
+
+
+class _Pool:
+    """Idle connections by ``(scheme, host, port)``, the most recently used first."""
+
+    __slots__ = ("idle", "keeper")
+
+    def __init__(self) -> None:
+        self.idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self.keeper: AsyncGenerator[None] | None = None
+
+    def take(self, key: tuple[str, str, int]) -> _Connection | None:
+        conns = self.idle.get(key)
+        now = time.monotonic()
+        while conns:
+            conn = conns.pop()
+            if conn.usable(now):
+                return conn
+            conn.close()
+        return None
+
+    def give_back(self, conn: _Connection) -> None:
+        if conn.reusable:
+            conn.reusable = False
+            conn.idle_since = time.monotonic()
+            self.idle.setdefault(conn.key, []).append(conn)
+        else:
+            conn.close()
+
+    def close(self) -> None:
+        for conns in self.idle.values():
+            for conn in conns:
+                conn.close()
+        self.idle.clear()
+
+
+class _Connection:
+    __slots__ = ("idle_since", "key", "reader", "reusable", "writer")
+
+    def __init__(
+        self, key: tuple[str, str, int], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.key = key
+        self.reader = reader
+        self.writer = writer
+        self.reusable = False
+        """Set once a response was read to its end on a connection the server keeps open."""
+        self.idle_since = 0.0
+
+    def usable(self, now: float) -> bool:
+        return (
+            now - self.idle_since < IDLE_SECONDS
+            and not self.reader.at_eof()
+            and not self.writer.is_closing()
+        )
+
+    def close(self) -> None:
+        self.reusable = False
+        self.writer.close()
+
+    async def exchange(
+        self,
+        method: str,
+        target: _Target,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        read_timeout: float | None = None,
+    ) -> _Response:
+        """Send the request; read the response head. Network failures are ``NetworkError``."""
+        lines = [method.encode("ascii"), target.head]
+        given = set()
+        for name, value in headers.items():
+            if "\n" in name or "\r" in name or "\n" in value or "\r" in value:
+                raise ValueError(f"header {name!r} contains a line break")
+            given.add(name.lower())
+            lines.append(f"{name}: {value}\r\n".encode())
+        for name, value in _DEFAULTS:
+            if name.lower() not in given:
+                lines.append(f"{name}: {value}\r\n".encode())
+        if body is not None or method in ("POST", "PUT", "PATCH"):
+            lines.append(b"Content-Length: %d\r\n" % len(body or b""))
+        lines.append(b"\r\n")
+        if body:
+            lines.append(body)
+        try:
+            self.writer.write(b"".join(lines))
+            while True:
+                head = await self.reader.readuntil(b"\r\n\r\n")
+                status, resp_headers = _parse_head(head)
+                if not 100 <= status < 200:
+                    break
+        except (OSError, ssl.SSLError, asyncio.IncompleteReadError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+        except (asyncio.LimitOverrunError, ValueError) as exc:
+            raise NetworkError(f"malformed response head: {exc}") from exc
+        return _Response(self, method, status, resp_headers, read_timeout)
+
+
+_DEFAULTS = (
+    ("User-Agent", "toolnexus"),
+    ("Accept", "*/*"),
+    ("Accept-Encoding", "gzip, deflate"),
+)
+
+
+def _parse_head(head: bytes) -> tuple[int, Any]:
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    lines = head.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    if not version.startswith("HTTP/1."):
+        raise ValueError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+    status = int(rest[:3])
+    headers: CIMultiDict[str] = CIMultiDict()
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers.add(name.strip(), value.strip())
+    return status, CIMultiDictProxy(headers)
+
+
+class _Response:
+    """A response whose body is read by ``chunks()`` (decoded) or ``read()``."""
+
+    def __init__(
+        self,
+        conn: _Connection,
+        method: str,
+        status: int,
+        headers: Any,
+        read_timeout: float | None,
+    ) -> None:
+        self._conn = conn
+        self.status = status
+        self.headers: Mapping[str, str] = headers
+        self._timeout = read_timeout
+        self._consumed = False
+        chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
+        self._dechunker = _Dechunker() if chunked else None
+        self._left: int | None = None
+        """Bytes of a ``Content-Length`` body still to read (``None``: chunked, or to the end)."""
+        length = headers.get("Content-Length")
+        if method == "HEAD" or status in _NO_BODY:
+            self._dechunker, self._left = None, 0
+        elif not chunked and length is not None:
+            if not length.strip().isdigit():
+                raise NetworkError(f"malformed Content-Length: {length[:40]!r}")
+            self._left = int(length)
+        keep = "close" not in headers.get("Connection", "").lower()
+        self._keep_alive = keep and (self._dechunker is not None or self._left is not None)
+        coding = headers.get("Content-Encoding", "").lower().strip()
+        self._decoder: Any = None
+        if coding in ("gzip", "x-gzip", "deflate"):
+            self._decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header
+        elif coding not in ("", "identity"):
+            raise NetworkError(f"unsupported Content-Encoding {coding!r}")
+
+    async def read(self) -> bytes:
+        """The whole remaining body."""
+        return b"".join([chunk async for chunk in self.chunks()])
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, decoded; a failure is a ``NetworkError``."""
+        if self._consumed:
+            return
+        self._consumed = True
+        try:
+            async for raw in self._raw():
+                if self._decoder is None:
+                    yield raw
+                else:
+                    data = self._decoder.decompress(raw)
+                    if data:
+                        yield data
+            if self._decoder is not None:
+                tail = self._decoder.flush()
+                if tail:
+                    yield tail
+        except TimeoutError as exc:  # (an OSError: caught first)
+            raise NetworkError("request timed out") from exc
+        except (OSError, ssl.SSLError, asyncio.IncompleteReadError, zlib.error) as exc:
+            raise NetworkError(_describe(exc)) from exc
+        except (asyncio.LimitOverrunError, ValueError) as exc:
+            raise NetworkError(f"malformed response body: {exc}") from exc
+
+    def _ended(self) -> None:
+        """Every byte of the body has been read: the connection may serve the next request."""
+        self._conn.reusable = self._keep_alive
+
+    async def finish(self) -> None:
+        """After a reader stopped early (an SSE stream stops at its last event): read what is
+        left of the body if it arrives at once, so the connection can be used again."""
+        if self._consumed and not self._conn.reusable and self._keep_alive:
+            with contextlib.suppress(OSError, ValueError, asyncio.IncompleteReadError):
+                async with asyncio.timeout(_FINISH_SECONDS):
+                    async for _ in self._raw():
+                        pass
+
+    async def _raw(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive, before any content decoding. The framing state
+        lives on the response, so ``finish`` can go on where an abandoned reader stopped."""
+        reader, timeout = self._conn.reader, self._timeout
+        if self._dechunker is not None:
+            chunks = self._dechunker
+            while not chunks.done:
+                data = await _read(reader, _READ, timeout)
+                if not data:
+                    raise asyncio.IncompleteReadError(b"", None)
+                pieces = chunks.feed(data)
+                if chunks.done:
+                    if chunks.rest:
+                        raise ValueError("data after the last chunk")
+                    self._ended()
+                for piece in pieces:
+                    yield piece
+        elif self._left is not None:
+            if self._left == 0:
+                self._ended()
+            while self._left > 0:
+                data = await _read(reader, min(self._left, _READ), timeout)
+                if not data:
+                    raise asyncio.IncompleteReadError(b"", self._left)
+                self._left -= len(data)
+                if self._left == 0:
+                    self._ended()
+                yield data
+        else:  # the body ends when the server closes the connection
+            while data := await _read(reader, _READ, timeout):
+                yield data
+
+
+async def _read(reader: asyncio.StreamReader, size: int, limit: float | None) -> bytes:
+    """What has arrived, up to ``size`` bytes (empty at the end of the stream)."""
+    if limit is None:
+        return await reader.read(size)
+    async with asyncio.timeout(limit):
+        return await reader.read(size)
+
+
+class _Dechunker:
+    """Decodes ``Transfer-Encoding: chunked`` from pieces split anywhere."""
+
+    __slots__ = ("_left", "_trailers", "done", "rest")
+
+    def __init__(self) -> None:
+        self.rest = b""
+        """Bytes not decoded yet: a partial size line, or a partial CRLF after a chunk."""
+        self._left = 0
+        """Bytes of the current chunk still to come."""
+        self._trailers = False
+        self.done = False
+
+    def feed(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        if self.rest:
+            data, self.rest = self.rest + data, b""
+        pos, size = 0, len(data)
+        while pos < size and not self.done:
+            if self._left > 0:
+                end = min(size, pos + self._left)
+                out.append(data[pos:end])
+                self._left -= end - pos
+                pos = end
+                continue
+            eol = data.find(b"\r\n", pos)
+            if eol < 0:
+                if size - pos > 4096:
+                    raise ValueError("a chunk size line longer than 4096 bytes")
+                self.rest = data[pos:]
+                break
+            line = data[pos:eol]
+            pos = eol + 2
+            if self._trailers:
+                self.done = not line  # trailer fields end with an empty line
+            elif line:  # a size line ("" is the CRLF that ends a chunk's data)
+                self._left = int(line.split(b";", 1)[0].strip(), 16)
+                self._trailers = self._left == 0
+        if self.done and pos < size:
+            self.rest = data[pos:]
+        return out
+
+
+def _describe(exc: BaseException) -> str:
+    """A short message for a network failure (never carries request headers)."""
+    if isinstance(exc, asyncio.IncompleteReadError):
+        return "the server closed the connection before the response was complete"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
