@@ -1,4 +1,5 @@
-"""How the library talks HTTP: a small seam with aiohttp behind it by default."""
+"""How the library talks HTTP: a small seam. Model calls go over ``StreamTransport`` (HTTP/1.1 on
+asyncio streams) unless a client is given an ``http_client``; HTTP tools use aiohttp."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from .http import (
     Transport,
     transport_for,
 )
+from .streams import StreamTransport
 
 __all__ = [
     "AiohttpTransport",
@@ -18,6 +20,7 @@ __all__ = [
     "HttpxTransport",
     "NetworkError",
     "StreamResponse",
+    "StreamTransport",
     "Transport",
     "transport_for",
 ]

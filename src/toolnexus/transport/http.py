@@ -1,7 +1,8 @@
 """The HTTP seam: send a request, or stream a response body.
 
-``AiohttpTransport`` is the default (one pooled ``aiohttp.ClientSession`` per event loop, with
-keep-alive and no cap on connections in flight). ``HttpxTransport`` adapts a caller's
+``AiohttpTransport`` is what ``transport_for`` gives without a client (one pooled
+``aiohttp.ClientSession`` per event loop, with keep-alive and no cap on connections in flight);
+model calls use ``streams.StreamTransport`` instead. ``HttpxTransport`` adapts a caller's
 ``httpx.AsyncClient``. Both translate their library's failures into ``NetworkError`` here, at the
 edge, so nothing above this module knows which one is in use.
 

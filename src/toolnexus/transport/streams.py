@@ -24,6 +24,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from .chunked import Dechunker
 from .http import HttpResponse, NetworkError, read_capped
 
 __all__ = ["StreamTransport"]
@@ -82,7 +83,19 @@ class StreamTransport:
             self._tls = ssl.create_default_context()
         return self._tls
 
-    async def _connect(self, pool: _Pool, url: str) -> tuple[_Connection, _Target]:
+    async def _send(
+        self,
+        pool: _Pool,
+        url: str,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        read_timeout: float | None = None,
+    ) -> tuple[_Connection, _Response]:
+        """The request sent and the response head read, on a pooled connection if one is idle.
+
+        Nothing is sent twice: a failure is the caller's to retry (its retry policy decides).
+        """
         target = _Target(url)
         conn = pool.take(target.key)
         if conn is None:
@@ -98,7 +111,11 @@ class StreamTransport:
             except (OSError, ssl.SSLError) as exc:
                 raise NetworkError(_describe(exc)) from exc
             conn = _Connection(target.key, reader, writer)
-        return conn, target
+        try:
+            return conn, await conn.exchange(method, target, headers, body, read_timeout)
+        except BaseException:
+            conn.close()
+            raise
 
     async def request(
         self,
@@ -115,8 +132,7 @@ class StreamTransport:
         conn: _Connection | None = None
         try:
             async with asyncio.timeout(time_limit):
-                conn, target = await self._connect(pool, url)
-                resp = await conn.exchange(method, target, headers, body)
+                conn, resp = await self._send(pool, url, method, headers, body)
                 length = resp.headers.get("Content-Length")
                 data = await read_capped(
                     resp.chunks(), max_bytes, status=resp.status, length=length
@@ -144,8 +160,7 @@ class StreamTransport:
         try:
             try:
                 async with asyncio.timeout(read_timeout):
-                    conn, target = await self._connect(pool, url)
-                    resp = await conn.exchange(method, target, headers, body, read_timeout)
+                    conn, resp = await self._send(pool, url, method, headers, body, read_timeout)
             except TimeoutError as exc:
                 raise NetworkError("request timed out") from exc
             yield resp
@@ -274,11 +289,17 @@ class _Connection:
             lines.append(body)
         try:
             self.writer.write(b"".join(lines))
+            head = await self.reader.readuntil(b"\r\n\r\n")
+        except (OSError, ssl.SSLError, asyncio.IncompleteReadError) as exc:
+            raise NetworkError(_describe(exc)) from exc
+        except asyncio.LimitOverrunError as exc:
+            raise NetworkError(f"malformed response head: {exc}") from exc
+        try:
             while True:
-                head = await self.reader.readuntil(b"\r\n\r\n")
                 status, resp_headers = _parse_head(head)
                 if not 100 <= status < 200:
                     break
+                head = await self.reader.readuntil(b"\r\n\r\n")  # after an interim answer
         except (OSError, ssl.SSLError, asyncio.IncompleteReadError) as exc:
             raise NetworkError(_describe(exc)) from exc
         except (asyncio.LimitOverrunError, ValueError) as exc:
@@ -326,7 +347,7 @@ class _Response:
         self._timeout = read_timeout
         self._consumed = False
         chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
-        self._dechunker = _Dechunker() if chunked else None
+        self._dechunker = Dechunker() if chunked else None
         self._left: int | None = None
         """Bytes of a ``Content-Length`` body still to read (``None``: chunked, or to the end)."""
         length = headers.get("Content-Length")
@@ -425,49 +446,6 @@ async def _read(reader: asyncio.StreamReader, size: int, limit: float | None) ->
         return await reader.read(size)
     async with asyncio.timeout(limit):
         return await reader.read(size)
-
-
-class _Dechunker:
-    """Decodes ``Transfer-Encoding: chunked`` from pieces split anywhere."""
-
-    __slots__ = ("_left", "_trailers", "done", "rest")
-
-    def __init__(self) -> None:
-        self.rest = b""
-        """Bytes not decoded yet: a partial size line, or a partial CRLF after a chunk."""
-        self._left = 0
-        """Bytes of the current chunk still to come."""
-        self._trailers = False
-        self.done = False
-
-    def feed(self, data: bytes) -> list[bytes]:
-        out: list[bytes] = []
-        if self.rest:
-            data, self.rest = self.rest + data, b""
-        pos, size = 0, len(data)
-        while pos < size and not self.done:
-            if self._left > 0:
-                end = min(size, pos + self._left)
-                out.append(data[pos:end])
-                self._left -= end - pos
-                pos = end
-                continue
-            eol = data.find(b"\r\n", pos)
-            if eol < 0:
-                if size - pos > 4096:
-                    raise ValueError("a chunk size line longer than 4096 bytes")
-                self.rest = data[pos:]
-                break
-            line = data[pos:eol]
-            pos = eol + 2
-            if self._trailers:
-                self.done = not line  # trailer fields end with an empty line
-            elif line:  # a size line ("" is the CRLF that ends a chunk's data)
-                self._left = int(line.split(b";", 1)[0].strip(), 16)
-                self._trailers = self._left == 0
-        if self.done and pos < size:
-            self.rest = data[pos:]
-        return out
 
 
 def _describe(exc: BaseException) -> str:
