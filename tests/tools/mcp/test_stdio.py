@@ -22,7 +22,8 @@ FIXTURE_TOOLS = ["echo", "add", "fail", "structured", "sleep", "pid", "ask"]
 
 
 def servers(**entries: dict[str, Any]) -> dict[str, Any]:
-    return {"mcpServers": entries}
+    """An mcp.json of these servers alone (no built-in tools beside theirs)."""
+    return {"mcpServers": entries, "builtins": False}
 
 
 def fixture(*flags: str, **extra: Any) -> dict[str, Any]:
