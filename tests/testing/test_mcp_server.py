@@ -13,7 +13,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from toolnexus.testing import mcp_server_command
 
-FIXTURE_TOOLS = ["echo", "add", "fail", "structured", "sleep", "pid", "ask"]
+FIXTURE_TOOLS = ["echo", "add", "fail", "structured", "sleep", "pid", "ask", "delete"]
 
 
 def _text(result: Any) -> str:

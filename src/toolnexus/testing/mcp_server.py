@@ -10,7 +10,11 @@ Tools, listed in this order:
 - ``pid()`` returns the server's process id;
 - ``ask(mode="form")`` elicits from the client and returns what it got as compact JSON
   ``{"action": ..., "content": ...}``, or the text ``elicitation not supported`` when the
-  client did not advertise the capability. ``mode="url"`` asks with a URL instead.
+  client did not advertise the capability. ``mode="url"`` asks with a URL instead;
+- ``delete(name)`` returns ``"deleted <name>"``; annotated ``destructiveHint: true`` (nothing
+  is deleted: it is there so a host can practise gating destructive tools).
+
+``echo`` and ``add`` are annotated ``readOnlyHint: true``.
 
 Flags:
 
@@ -98,13 +102,16 @@ def _add_tools(server: "MCPServer[Any]") -> None:
     import anyio
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
 
-    @server.tool(structured_output=False)
+    reads = ToolAnnotations(read_only_hint=True)
+
+    @server.tool(structured_output=False, annotations=reads)
     def echo(text: str) -> str:
         """Return the text unchanged."""
         return text
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=reads)
     def add(a: float, b: float) -> float:
         """Add two numbers."""
         total = a + b
@@ -135,6 +142,14 @@ def _add_tools(server: "MCPServer[Any]") -> None:
     async def ask(ctx: Context, mode: str = "form") -> str:
         """Ask the client for input (form mode) or send it to a URL (url mode)."""
         return await _ask(ctx, mode)
+
+    @server.tool(
+        structured_output=False,
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
+    def delete(name: str) -> str:
+        """Delete the named item."""
+        return f"deleted {name}"
 
 
 def _behaviour(args: argparse.Namespace) -> Any:

@@ -40,7 +40,16 @@ async def test_list_mcp_tools_reports_unfiltered_tools_and_every_status(tmp_path
     assert inventory.status == {"a b": "connected", "off": "disabled", "broken": "failed"}
     assert list(inventory.tools) == ["a b"]
     infos = inventory.tools["a b"]
-    assert [i.name for i in infos] == ["echo", "add", "fail", "structured", "sleep", "pid", "ask"]
+    assert [i.name for i in infos] == [
+        "echo",
+        "add",
+        "fail",
+        "structured",
+        "sleep",
+        "pid",
+        "ask",
+        "delete",
+    ]
     echo = infos[0]
     assert isinstance(echo, ToolInfo)
     assert echo.description == "Return the text unchanged."
@@ -55,7 +64,7 @@ async def test_list_mcp_tools_reads_a_config_file(tmp_path: Path) -> None:
     path.write_text(json.dumps({"servers": {"s": {"command": mcp_server_command("--pages", "2")}}}))
     inventory = await list_mcp_tools(path)
     assert inventory.status == {"s": "connected"}
-    assert len(inventory.tools["s"]) == 7
+    assert len(inventory.tools["s"]) == 8
 
 
 async def test_list_mcp_tools_honours_a_cancel_token(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from toolnexus.tools.mcp.source import McpSource
 
 from .helpers import alive, python_script, wait_for_file, wait_gone
 
-FIXTURE_TOOLS = ["echo", "add", "fail", "structured", "sleep", "pid", "ask"]
+FIXTURE_TOOLS = ["echo", "add", "fail", "structured", "sleep", "pid", "ask", "delete"]
 
 
 def servers(**entries: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,7 @@ async def test_mcp_tools_come_before_extra_tools_and_the_first_of_a_name_wins(
             "my_srv_structured",
             "my_srv_sleep",
             "my_srv_ask",
+            "my_srv_delete",
             "shout",
         ]
         echo = tk.get("my_srv_echo")
