@@ -379,3 +379,18 @@ async def test_a_refused_identity_provider_exchange_fails_the_server_naming_why(
     ) in caplog.text
     assert id_token not in caplog.text
     assert "app-secret-9d2e" not in caplog.text
+
+
+async def test_a_file_token_store_path_may_start_at_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = tn.FileTokenStore("~/app/tokens.json")
+    await store.set("s http://x/mcp", {"tokens": {"access_token": "a"}})
+
+    written = tmp_path / "app" / "tokens.json"
+    assert json.loads(written.read_text()) == {"s http://x/mcp": {"tokens": {"access_token": "a"}}}
+    assert written.stat().st_mode & 0o777 == 0o600
+    assert await tn.FileTokenStore(written).get("s http://x/mcp") == {
+        "tokens": {"access_token": "a"}
+    }

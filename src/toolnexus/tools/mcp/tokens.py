@@ -58,13 +58,14 @@ class MemoryTokenStore:
 
 
 class FileTokenStore:
-    """Records in one JSON file (mode 0600), replaced atomically on every change.
+    """Records in one JSON file (mode 0600), replaced atomically on every change; a leading
+    ``~`` in the path is the user's home folder.
 
     File access runs in a worker thread, so the event loop never blocks on the disk.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(path).expanduser()
         self._lock = asyncio.Lock()
 
     async def get(self, key: str) -> JSONObject | None:
