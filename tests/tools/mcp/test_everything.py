@@ -19,19 +19,6 @@ def everything() -> Everything:
 
 
 @pytest.fixture
-async def stdio_kit(everything: Everything) -> AsyncIterator[Toolkit]:
-    def accept_with_a_name(request: Request) -> Answer:
-        return Answer(request.id, ok=True, data={"name": "Ann"})
-
-    config = {"mcpServers": {"ev": everything.stdio_entry()}}
-    async with await create_toolkit(
-        mcp_config=config, builtins=False, wait_for=accept_with_a_name
-    ) as tk:
-        assert tk.mcp_status() == {"ev": "connected"}
-        yield tk
-
-
-@pytest.fixture
 def http_procs() -> Iterator[list[subprocess.Popen[str]]]:
     procs: list[subprocess.Popen[str]] = []
     yield procs
@@ -39,52 +26,76 @@ def http_procs() -> Iterator[list[subprocess.Popen[str]]]:
         stop(proc)
 
 
+@pytest.fixture(params=["stdio", "http"])
+async def kit(
+    request: pytest.FixtureRequest,
+    everything: Everything,
+    http_procs: list[subprocess.Popen[str]],
+) -> AsyncIterator[Toolkit]:
+    """A toolkit with ``server-everything`` as ``ev``, over stdio or streamable HTTP."""
+
+    def accept_with_a_name(request: Request) -> Answer:
+        return Answer(request.id, ok=True, data={"name": "Ann"})
+
+    entry: dict[str, object] = everything.stdio_entry()
+    if request.param == "http":
+        proc, port = await everything.start_http()
+        http_procs.append(proc)
+        entry = {"url": f"http://127.0.0.1:{port}/mcp", "timeout": 60_000}
+    config = {"mcpServers": {"ev": entry}}
+    async with await create_toolkit(
+        mcp_config=config, builtins=False, wait_for=accept_with_a_name
+    ) as tk:
+        assert tk.mcp_status() == {"ev": "connected"}
+        yield tk
+
+
 async def test_image_resource_link_and_structured_results_reach_the_output(
-    stdio_kit: Toolkit,
+    kit: Toolkit,
 ) -> None:
-    image = await stdio_kit.execute("ev_get-tiny-image", {})
+    image = await kit.execute("ev_get-tiny-image", {})
     assert "[image image/png, " in image.output
     assert image.metadata is not None
     (part,) = [p for p in image.metadata["content"] if p["type"] == "image"]
     assert part["mimeType"] == "image/png"
     assert len(part["data"]) > 100
 
-    ref = await stdio_kit.execute("ev_get-resource-reference", {"resourceType": "Text"})
+    ref = await kit.execute("ev_get-resource-reference", {"resourceType": "Text"})
     assert ref.metadata is not None
     assert [p["type"] for p in ref.metadata["content"]] == ["resource"]
 
-    links = await stdio_kit.execute("ev_get-resource-links", {"count": 2})
+    links = await kit.execute("ev_get-resource-links", {"count": 2})
     assert links.output.count("[resource ") == 2
     assert links.metadata is not None
     assert {p["type"] for p in links.metadata["content"]} == {"resource_link"}
 
-    structured = await stdio_kit.execute("ev_get-structured-content", {"location": "Chicago"})
+    structured = await kit.execute("ev_get-structured-content", {"location": "Chicago"})
     assert structured.output.startswith("{")
     assert "temperature" in structured.output
 
 
-async def test_annotations_title_and_task_only_tools(stdio_kit: Toolkit) -> None:
-    tool = stdio_kit.get("ev_get-annotated-message")
+async def test_annotations_title_and_task_only_tools(kit: Toolkit) -> None:
+    tool = kit.get("ev_get-annotated-message")
     assert tool is not None
     assert tool.annotations is not None
     assert tool.annotations["readOnlyHint"] is True
     assert tool.annotations["destructiveHint"] is False
     assert tool.annotations["title"] == "Get Annotated Message Tool"
     assert tool.annotations["originalName"] == "get-annotated-message"
-    assert "ev_simulate-research-query" not in stdio_kit  # it can only run as an MCP task
+    assert "ev_simulate-research-query" not in kit  # it can only run as an MCP task
 
 
-async def test_progress_reaches_the_tool_context(stdio_kit: Toolkit) -> None:
+async def test_progress_reaches_the_tool_context(kit: Toolkit) -> None:
     seen: list[tuple[float, float | None]] = []
     ctx = ToolContext(progress=lambda done, total, message: seen.append((done, total)))
     args = {"duration": 0.3, "steps": 3}
-    result = await stdio_kit.execute("ev_trigger-long-running-operation", args, ctx)
+    result = await kit.execute("ev_trigger-long-running-operation", args, ctx)
     assert "completed" in result.output
     assert seen == [(1, 3), (2, 3), (3, 3)]
 
 
-async def test_elicitation_answers_get_the_schema_defaults(stdio_kit: Toolkit) -> None:
-    result = await stdio_kit.execute("ev_trigger-elicitation-request", {})
+async def test_elicitation_answers_get_the_schema_defaults(kit: Toolkit) -> None:
+    result = await kit.execute("ev_trigger-elicitation-request", {})
     assert "- Name: Ann" in result.output
     assert "- Favorite Integer: 42" in result.output
     assert "- Favorite Number: 3.14" in result.output

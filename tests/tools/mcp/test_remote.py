@@ -34,12 +34,16 @@ async def test_streamable_http_sends_the_env_expanded_header(
         )
 
 
-async def test_a_server_without_the_expected_header_is_refused(
-    http_server: Callable[..., str],
+async def test_a_server_without_the_expected_header_is_refused_naming_phase_and_status(
+    http_server: Callable[..., str], caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="toolnexus")
     url = http_server("--transport", "http", "--require-header", f"X-Api-Key={SECRET}")
     async with await create_toolkit(mcp_config={"web": {"url": url}}, builtins=False) as tk:
         assert tk.mcp_status() == {"web": "failed"}
+    (message,) = [m for m in caplog.messages if m.startswith('MCP server "web" failed')]
+    assert "streamable HTTP: initialize: " in message
+    assert "(HTTP 401)" in message
 
 
 async def test_an_sse_only_server_connects_through_the_fallback(
