@@ -228,6 +228,7 @@ async def test_glob_without_a_slash_matches_names_at_any_depth_sorted(project: P
     ("pattern", "expected"),
     [
         ("src/*", ["src/a-b.py", "src/a.py", "src/b.txt"]),
+        ("./src/*.txt", ["src/b.txt"]),
         ("src/**", ["src/a-b.py", "src/a.py", "src/b.txt", "src/sub/c.py"]),
         ("**/*.txt", ["src/b.txt"]),
         ("**/*.py", ["bin/blob.py", "src/a-b.py", "src/a.py", "src/sub/c.py", "z.py"]),

@@ -9,7 +9,8 @@ and, under a confinement root, skips symlinks that lead outside it.
 Patterns: ``*`` matches within one path segment, ``**`` across segments (``**/`` also matches
 no folder at all), ``?`` one character other than ``/``, ``[abc]``/``[!abc]`` one character
 of a set, ``{a,b}`` either alternative. A pattern without ``/`` is matched against the file's
-name, one with ``/`` against its path relative to the search folder.
+name, one with ``/`` against its path relative to the search folder (a leading ``./`` is
+ignored).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ SKIPPED_DIRS = frozenset({"node_modules", ".git"})
 
 def compile_glob(pattern: str) -> Callable[[str], bool]:
     """A predicate on a relative path (``/``-separated) for the glob ``pattern``."""
+    while pattern.startswith("./"):
+        pattern = pattern[2:]
     if not pattern:
         raise ArgError("the glob pattern is empty")
     regex = re.compile(_translate(pattern), re.DOTALL)
