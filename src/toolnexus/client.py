@@ -104,7 +104,8 @@ def create_client(
         request_params: Extra body fields (``temperature``, ``max_tokens``, ...).
         body_transform: Sees (and may replace) each request body last, before it is sent.
         http_client: An ``aiohttp.ClientSession`` or ``httpx.AsyncClient`` to send through
-            (the client then never closes it).
+            (the client then never closes it); without one, requests go over the client's own
+            kept-alive HTTP/1.1 connections (no proxy support: give a client for that).
         max_response_bytes: A response body (JSON, or a whole SSE stream) larger than this
             (64 MiB by default) raises ``LLMError`` as soon as that much was read.
         metrics_registry: Where metric events are counted (a new one per client when not
