@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from collections.abc import Iterator
+import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from toolnexus import ToolResult
 
-from .support import call, tree
+from .support import Watch, call, tree
 
 FILES: dict[str, str | bytes] = {
     "z.py": "needle at the top\n",
@@ -179,39 +176,25 @@ async def test_grep_output_over_the_cap_keeps_the_head_and_says_truncated(
     assert result.metadata["count"] == head.count("\n") + 1
 
 
-class Opened:
-    """Records the files Python opens below a folder (through the interpreter's audit hook),
-    so a test can see which files a search read."""
-
-    active: list[tuple[str, list[str]]] = []  # noqa: RUF012 - one shared hook, scoped by folder
-
-    @classmethod
-    def hook(cls, event: str, args: tuple[Any, ...]) -> None:
-        if event == "open" and cls.active and isinstance(args[0], str | Path):
-            folder, seen = cls.active[-1]
-            if os.fspath(args[0]).startswith(folder):
-                seen.append(os.fspath(args[0]))
-
-
-sys.addaudithook(Opened.hook)
-
-
-@pytest.fixture
-def opened(tmp_path: Path) -> Iterator[list[str]]:
-    seen: list[str] = []
-    Opened.active.append((str(tmp_path), seen))
-    yield seen
-    Opened.active.pop()
-
-
-async def test_grep_stops_walking_once_limit_lines_are_found(
-    tmp_path: Path, opened: list[str]
-) -> None:
+async def test_grep_stops_walking_once_limit_lines_are_found(tmp_path: Path) -> None:
     tree(tmp_path, {f"f{n:02d}.txt": "hit\nhit\n" for n in range(30)})
-    opened.clear()
-    result = await call("grep", {"pattern": "hit", "path": str(tmp_path), "limit": 3})
+    with Watch(tmp_path) as watch:
+        result = await call("grep", {"pattern": "hit", "path": str(tmp_path), "limit": 3})
     assert result.metadata == {"count": 3}
-    assert [Path(p).name for p in opened] == ["f00.txt", "f01.txt"]
+    assert watch.opened() == ["f00.txt", "f01.txt"]
+
+
+async def test_a_cancelled_grep_stops_walking(tmp_path: Path) -> None:
+    tree(tmp_path, {f"f{n:02d}.txt": "miss\n" for n in range(30)})
+    with Watch(tmp_path, hold="f05.txt") as watch:
+        search = asyncio.create_task(call("grep", {"pattern": "hit", "path": str(tmp_path)}))
+        assert await asyncio.to_thread(watch.entered.wait, 5)
+        search.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await search
+        watch.release.set()
+        await asyncio.get_running_loop().shutdown_default_executor()  # the walk has ended
+    assert watch.opened() == [f"f{n:02d}.txt" for n in range(6)]
 
 
 # glob ---------------------------------------------------------------------------------------------
