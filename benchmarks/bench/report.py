@@ -127,6 +127,14 @@ def table(results: dict[str, Any]) -> str:
             _ms(results["import"]["seconds"]),
             f"{results['import']['seconds'] / 0.1:.2f}x",
         )
+    machine = results.get("machine")
+    if machine:
+        before, after = machine["load_before"][0], machine["load_after"][0]
+        lines += [
+            "",
+            f"Python {machine['python']} on {machine['cores']} cores; {machine['rounds']} "
+            f"rounds, medians; load average {before:.1f} before, {after:.1f} after.",
+        ]
     lines += ["", "| target | measured | limit | met |", "| --- | ---: | ---: | :---: |"]
     for name, value, limit, met in targets(results):
         lines.append(f"| {name} | {value:.2f} | {limit:.2f} | {'yes' if met else 'no'} |")

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
-from .dialects.translate import TranslatedToolCall, TranslateResult
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
@@ -58,6 +57,7 @@ from .types import (
 
 if TYPE_CHECKING:
     from .compaction import FLUSH_REMINDER, SUMMARY_HEADER, compactor
+    from .dialects.translate import TranslatedToolCall, TranslateResult
     from .stores.sqlite import SqliteConversationStore
     from .tools.a2a import RemoteAgent, agent
     from .tools.http import http_tool
@@ -170,6 +170,7 @@ _LAZY = {
     "SqliteConversationStore": "stores.sqlite",
     **dict.fromkeys(("FLUSH_REMINDER", "SUMMARY_HEADER", "compactor"), "compaction"),
     "http_tool": "tools.http",
+    **dict.fromkeys(("TranslatedToolCall", "TranslateResult"), "dialects.translate"),
     "http_tools_from_openapi": "tools.openapi",
     **dict.fromkeys(("RemoteAgent", "agent"), "tools.a2a"),
     **dict.fromkeys(
@@ -198,8 +199,8 @@ _LAZY = {
     ),
 }
 """Names whose modules load on first use, so ``import toolnexus`` stays fast: no sqlite3, and
-the MCP, skills, A2A, OpenAPI, compaction and HTTP-tool modules only when asked for (together
-about a fifth of the import time, as ``benchmarks/suite.py`` measures it)."""
+the MCP, skills, A2A, OpenAPI, translation, compaction and HTTP-tool modules only when asked
+for (together about a fifth of the import time, as ``benchmarks/suite.py`` measures it)."""
 
 
 def __getattr__(name: str) -> Any:

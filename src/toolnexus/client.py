@@ -7,22 +7,19 @@ import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Mapping, Sequence
 from contextlib import aclosing
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._callbacks import call_quietly, snapshot
 from ._credentials import ApiKey, checked_headers, key_variables, request_headers
 from ._sync import run_blocking
 from .cancel import CancelToken
 from .dialects import dialect_for
-from .dialects.translate import TranslateResult
 from .engine.hooks import Hooks
-from .engine.in_process import Generate, InProcessCaller
 from .engine.interceptors import Interceptor
 from .engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
 from .engine.loop import Engine, RunInput, WaitFor
 from .engine.retry import DEFAULT_MAX_RETRY_AFTER_S, ErrorInfo, RetryPolicy
 from .engine.scope import RunScope, guarded
-from .engine.translate import translate as translate_once
 from .engine.waiting import (
     claim_pending,
     keeps_pending,
@@ -40,6 +37,10 @@ from .toolkit import Toolkit
 from .transport.http import Transport, transport_for
 from .transport.streams import StreamTransport
 from .types import ConversationStore, JSONObject, RunResult
+
+if TYPE_CHECKING:  # loaded on first use: not every program translates or runs a local model
+    from .dialects.translate import TranslateResult
+    from .engine.in_process import Generate
 
 __all__ = ["Client", "Conversation", "create_client", "create_in_process_client"]
 
@@ -209,6 +210,8 @@ def create_in_process_client(
     _check(
         system_prompt is None or isinstance(system_prompt, str), "system_prompt must be a string"
     )
+    from .engine.in_process import InProcessCaller
+
     dialect = dialect_for("openai")
     policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
     engine = Engine(
@@ -535,6 +538,8 @@ class Client:
         retries, request shaping, deadline and ``llm`` metric as a run; ``before_llm`` and
         ``after_llm`` fire once; no tools run and nothing is stored.
         """
+        from .engine.translate import translate as translate_once
+
         return await translate_once(
             self._engine,
             messages,

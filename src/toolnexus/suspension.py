@@ -7,7 +7,6 @@ A tool suspends by returning ``pending(request)``. The run loop then either asks
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +45,8 @@ class Request:
         expires_at: str | None = None,
     ) -> Request:
         """A request with a fresh unique id."""
+        import uuid  # on first use: it loads platform details `import toolnexus` does not need
+
         return cls(uuid.uuid4().hex, kind, prompt, url=url, data=data, expires_at=expires_at)
 
     def to_dict(self) -> JSONObject:
