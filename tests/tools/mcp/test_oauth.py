@@ -394,3 +394,20 @@ async def test_a_file_token_store_path_may_start_at_the_home_folder(
     assert await tn.FileTokenStore(written).get("s http://x/mcp") == {
         "tokens": {"access_token": "a"}
     }
+
+
+async def test_the_inventory_lists_a_signed_in_server_with_the_same_token_store(
+    oauth_server: Callable[..., str],
+) -> None:
+    url = oauth_server()
+    store = tn.MemoryTokenStore()
+    async with await tn.create_toolkit(
+        mcp_config=config(url), builtins=False, wait_for=Browser(), token_store=store
+    ):
+        pass
+
+    inventory = await tn.list_mcp_tools(config(url), token_store=store)
+    assert inventory.status == {"secure": "connected"}
+    assert [t.name for t in inventory.tools["secure"]] == ["echo", "admin_echo"]
+    assert (await tn.list_mcp_tools(config(url))).status == {"secure": "failed"}
+    assert (await server_state(url))["authorizations"] == 1

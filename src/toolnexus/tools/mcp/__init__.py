@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...cancel import CancelToken
 from .config import McpConfig, McpServerConfig, load_mcp_config
 from .conversion import ToolInfo
 from .tokens import FileTokenStore, MemoryTokenStore, TokenStore
+
+if TYPE_CHECKING:
+    from .session import WaitFor
 
 __all__ = [
     "FileTokenStore",
@@ -41,16 +44,24 @@ class McpInventory:
 
 
 async def list_mcp_tools(
-    config: str | os.PathLike[str] | Mapping[str, Any], *, cancel: CancelToken | None = None
+    config: str | os.PathLike[str] | Mapping[str, Any],
+    *,
+    cancel: CancelToken | None = None,
+    token_store: TokenStore | None = None,
+    wait_for: WaitFor | None = None,
 ) -> McpInventory:
     """Connect every enabled server, list its tools and close every connection again.
 
     Same isolation rules as a toolkit load: a failing server is only reported in ``status``.
-    ``cancel`` aborts with ``RunCancelled`` after closing what was connected.
+    ``cancel`` aborts with ``RunCancelled`` after closing what was connected. Servers that
+    need OAuth use the tokens in ``token_store`` (a toolkit's store, say) and ask ``wait_for``
+    for a sign-in, as ``create_toolkit`` does.
     """
     from .source import McpSource
 
-    source = await McpSource.connect(load_mcp_config(config), cancel=cancel)
+    source = await McpSource.connect(
+        load_mcp_config(config), cancel=cancel, token_store=token_store, wait_for=wait_for
+    )
     try:
         return McpInventory(tools=source.inventory(), status=source.status())
     finally:
