@@ -239,7 +239,8 @@ class _Pool:
     def close(self) -> None:
         for conns in self.idle.values():
             for conn in conns:
-                conn.close()
+                with contextlib.suppress(RuntimeError):  # its loop closed without shutting down
+                    conn.close()
         self.idle.clear()
 
 
