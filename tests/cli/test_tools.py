@@ -60,6 +60,7 @@ def test_tools_shows_mcp_server_status_sorted_then_tools_in_order(tmp_path: Path
         "fixture_sleep\t(mcp)",
         "fixture_pid\t(mcp)",
         "fixture_ask\t(mcp)",
+        "fixture_delete\t(mcp)",
         "skill\t(skill)",
     ]
 
