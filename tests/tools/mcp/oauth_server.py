@@ -11,7 +11,8 @@
 - ``GET /test/state`` (no auth): how often each step happened and every token issued, so a
   test can check what the client did and that no token leaked;
 - ``POST /test/expire`` (no auth): every access token issued so far expires (refresh tokens
-  stay valid).
+  stay valid);
+- ``POST /test/revoke`` (no auth): every access and refresh token is revoked (a sign-out).
 
 Access tokens are announced with ``expires_in`` of ``--access-ttl`` seconds (default 3600) and
 accepted until they expire through ``/test/expire`` or are rotated by a refresh. The endpoint
@@ -249,6 +250,12 @@ def build(base: str, provider: Provider) -> Any:
     @server.custom_route("/test/state", methods=["GET"])
     async def state(request: Request) -> Response:
         return JSONResponse(provider.state())
+
+    @server.custom_route("/test/revoke", methods=["POST"])
+    async def revoke(request: Request) -> Response:
+        provider.access.clear()
+        provider.refresh.clear()
+        return JSONResponse({"revoked": True})
 
     @server.custom_route("/test/expire", methods=["POST"])
     async def expire(request: Request) -> Response:

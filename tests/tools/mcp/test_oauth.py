@@ -4,6 +4,7 @@ own authorization server support (``oauth_server.py``)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import subprocess
@@ -215,11 +216,16 @@ async def test_tokens_are_kept_in_the_store_and_a_second_toolkit_does_not_ask_ag
     assert (await server_state(url))["authorizations"] == 1
 
 
-async def expire_everything(url: str, store: tn.TokenStore) -> None:
-    """Time passes: the server's access tokens expire, and the stored record says so too."""
+async def expire_on_the_server(url: str) -> None:
+    """Every access token the server issued so far expires (refresh tokens stay valid)."""
     async with aiohttp.ClientSession() as http:
         async with http.post(url.removesuffix("/mcp") + "/test/expire") as response:
             assert response.status == 200
+
+
+async def expire_everything(url: str, store: tn.TokenStore) -> None:
+    """Time passes: the server's access tokens expire, and the stored record says so too."""
+    await expire_on_the_server(url)
     key = f"secure {url}"
     record = await store.get(key)
     assert record is not None
@@ -251,6 +257,66 @@ async def test_an_expired_access_token_is_refreshed_by_the_next_toolkit_without_
     record = await store.get(f"secure {url}")
     assert record is not None
     assert record["tokens"]["access_token"] == state["issued"][-2]  # the refreshed pair
+
+
+async def test_a_token_the_server_stops_accepting_is_refreshed_without_asking_again(
+    oauth_server: Callable[..., str],
+) -> None:
+    url = oauth_server()
+    browser = Browser()
+    async with await tn.create_toolkit(
+        mcp_config=config(url), builtins=False, wait_for=browser
+    ) as tk:
+        assert (await tk.execute("secure_echo", {"text": "before"})).output == "before"
+        await expire_on_the_server(url)  # earlier than the client was told
+        after = await tk.execute("secure_echo", {"text": "after"})
+
+    assert (after.output, after.is_error) == ("after", False)
+    state = await server_state(url)
+    assert (state["authorizations"], state["refreshes"]) == (1, 1)
+    assert len(browser.requests) == 1
+
+
+async def revoke_on_the_server(url: str) -> None:
+    """The person signed out: every access and refresh token is revoked."""
+    async with aiohttp.ClientSession() as http:
+        async with http.post(url.removesuffix("/mcp") + "/test/revoke") as response:
+            assert response.status == 200
+
+
+async def test_a_revoked_grant_suspends_the_call_for_a_new_sign_in(
+    oauth_server: Callable[..., str],
+) -> None:
+    url = oauth_server()
+    async with await tn.create_toolkit(
+        mcp_config=config(url), builtins=False, wait_for=Browser()
+    ) as tk:
+        assert (await tk.execute("secure_echo", {"text": "before"})).output == "before"
+        await revoke_on_the_server(url)
+        suspended = await tk.execute("secure_echo", {"text": "after"})
+        request = tn.pending_of(suspended)
+        assert request is not None
+        assert request.kind == "authorization"
+        answer = await Browser()(request)
+        after = await tk.execute("secure_echo", {"text": "after"}, tn.ToolContext(answer=answer))
+
+    assert (after.output, after.is_error) == ("after", False)
+    state = await server_state(url)
+    assert (state["authorizations"], state["codeGrants"]) == (2, 2)
+
+
+async def test_closing_with_a_sign_in_nobody_answered_does_not_wait_for_it(
+    oauth_server: Callable[..., str],
+) -> None:
+    url = oauth_server()
+    tk = await tn.create_toolkit(mcp_config=config(url), builtins=False, wait_for=Browser())
+    try:
+        await revoke_on_the_server(url)
+        suspended = await tk.execute("secure_echo", {"text": "never"})
+        assert tn.pending_of(suspended) is not None
+    finally:
+        async with asyncio.timeout(30):  # the sign-in itself would wait for 15 minutes
+            await tk.close()
 
 
 async def test_no_token_or_code_appears_in_logs_results_or_events(

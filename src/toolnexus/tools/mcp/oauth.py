@@ -150,6 +150,11 @@ class Authorizer:
         if self._answer is not None and not self._answer.done():
             self._answer.set_result(answer)
 
+    def abandon(self) -> None:
+        """End a flow still waiting for a person: the connection is closing."""
+        if self.request is not None:
+            self.deliver(_no_answer(self.request))
+
 
 def _no_answer(request: Request) -> Answer:
     return Answer(id=request.id, ok=False, reason="cancelled")
@@ -225,11 +230,12 @@ async def create_auth(
 
 @functools.cache
 def _provider_class() -> Any:
-    """The SDK's authorization-code provider, also restoring a stored token's expiry.
+    """The SDK's authorization-code provider, refreshing where the SDK would ask again.
 
     The SDK reloads stored tokens without their expiry and would present an expired access
-    token after a restart, then send the person through the browser again; with the expiry
-    restored it refreshes the token instead.
+    token after a restart; and when a server refuses a token the client still took for
+    valid, it goes straight to a new sign-in. Here the stored expiry is restored, and a
+    refused token is refreshed once before the person is asked.
     """
     from mcp.client.auth import OAuthClientProvider
 
@@ -239,6 +245,36 @@ def _provider_class() -> Any:
             storage = self.context.storage
             if self.context.current_tokens is not None and isinstance(storage, _Storage):
                 self.context.token_expiry_time = await storage.expiry()
+
+        async def _auth_flow(self, request: Any) -> Any:
+            """The SDK's flow, but an access token the server refuses (401) while it looked
+            valid (it expired early, or the server forgot it) is refreshed once first, before
+            the person is asked to sign in again."""
+            context = self.context
+            flow = super()._auth_flow(request)
+            retried = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if (
+                        outgoing is request
+                        and response.status_code == 401
+                        and not retried
+                        and context.is_token_valid()
+                        and context.can_refresh_token()
+                    ):
+                        retried = True
+                        await flow.aclose()
+                        context.token_expiry_time = 1.0  # long past: the SDK refreshes first
+                        flow = super()._auth_flow(request)
+                        outgoing = await flow.__anext__()
+                        continue
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
 
     return _Provider
 

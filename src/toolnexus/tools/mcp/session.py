@@ -173,6 +173,7 @@ class ServerConnection:
         """End the session and wait until every owner task has left its contexts."""
         self._closed = True
         self._live = None
+        self._authorizer.abandon()  # a sign-in nobody answered must not hold the close up
         for task, _ in self._parked.values():
             task.cancel()
         self._parked.clear()
