@@ -185,16 +185,24 @@ class Engine:
                 return
 
         for turn in range(self.max_turns):
-            tools = await self._before_llm(state, tools, turn)
-            body = await self._body(state.messages, tools, system, run.stream)
+            if self.hooks.before_llm is not None:
+                tools = await self._before_llm(state, tools, turn)
+            body = self.dialect.build_body(
+                state.messages, tools, model=self.model, system=system, stream=run.stream
+            )
+            if self.request_params or self.body_transform is not None:
+                body = await self.shape(body)
             reply: Turn | None = None
-            calls = self._call_llm(body, headers, turn, run.stream, state)
-            async with aclosing(calls) as items:
-                async for item in items:
-                    if isinstance(item, str):
-                        yield TextEvent(item)
-                    else:
-                        reply = item
+            if run.stream or state.info is not None:
+                calls = self._call_llm(body, headers, turn, state)
+                async with aclosing(calls) as items:
+                    async for item in items:
+                        if isinstance(item, str):
+                            yield TextEvent(item)
+                        else:
+                            reply = item
+            else:  # most runs: one JSON call, with no generator around it
+                reply = await self._call_once(body, headers, turn)
             assert reply is not None
             state.turns += 1
             state.usage += reply.usage
@@ -254,14 +262,6 @@ class Engine:
             return list(await self.store.get(run.conversation_id) or [])
         return []
 
-    async def _body(
-        self, messages: list[JSONObject], tools: list[JSONObject], system: str, stream: bool
-    ) -> JSONObject:
-        body = self.dialect.build_body(
-            messages, tools, model=self.model, system=system, stream=stream
-        )
-        return await self.shape(body)
-
     async def shape(self, body: JSONObject) -> JSONObject:
         """``request_params`` merged in (its keys win), then ``body_transform``'s replacement."""
         if self.request_params:
@@ -276,35 +276,45 @@ class Engine:
                 body = replaced
         return body
 
-    async def _call_llm(
-        self,
-        body: JSONObject,
-        headers: dict[str, str],
-        turn: int,
-        stream: bool,
-        state: _RunState,
-    ) -> AsyncGenerator[str | Turn, None]:
-        """One logical model call (text deltas, then the turn), with its ``llm`` metric."""
+    async def _call_once(self, body: JSONObject, headers: dict[str, str], turn: int) -> Turn:
+        """``_call_llm`` for a JSON call without interceptors."""
         started = time.perf_counter()
         try:
-            if state.info is not None:
-                calls = intercepted_call(
-                    self.caller, self.dialect, state.interceptors, state.info, body, headers, turn
-                )
-                async with aclosing(calls) as items:
-                    async for item in items:
-                        yield item
-                        if isinstance(item, Turn):
-                            reply = item
-            elif stream:
-                async with aclosing(self.caller.stream(body, headers, turn=turn)) as items:
-                    async for item in items:
-                        yield item
-                        if isinstance(item, Turn):
-                            reply = item
-            else:
-                reply = await self.caller.call(body, headers, turn=turn)
-                yield reply
+            reply = await self.caller.call(body, headers, turn=turn)
+        except BaseException:
+            await self.metrics.llm(model=self.model, ok=False, ms=_ms_since(started))
+            raise
+        await self._llm_done(reply, started)
+        return reply
+
+    async def _llm_done(self, reply: Turn, started: float) -> None:
+        """The ``llm`` metric of a call that answered."""
+        await self.metrics.llm(
+            model=self.model,
+            ok=True,
+            ms=_ms_since(started),
+            prompt_tokens=reply.usage.prompt_tokens,
+            completion_tokens=reply.usage.completion_tokens,
+        )
+
+    async def _call_llm(
+        self, body: JSONObject, headers: dict[str, str], turn: int, state: _RunState
+    ) -> AsyncGenerator[str | Turn, None]:
+        """One streamed or intercepted model call (text deltas, then the turn), with its
+        ``llm`` metric."""
+        started = time.perf_counter()
+        if state.info is not None:
+            calls = intercepted_call(
+                self.caller, self.dialect, state.interceptors, state.info, body, headers, turn
+            )
+        else:
+            calls = self.caller.stream(body, headers, turn=turn)
+        try:
+            async with aclosing(calls) as items:
+                async for item in items:
+                    yield item
+                    if isinstance(item, Turn):
+                        reply = item
         except GeneratorExit:  # the consumer left the stream during this call
             await self.metrics.llm(
                 model=self.model, ok=False, ms=_ms_since(started), abandoned=True
@@ -313,13 +323,7 @@ class Engine:
         except BaseException:
             await self.metrics.llm(model=self.model, ok=False, ms=_ms_since(started))
             raise
-        await self.metrics.llm(
-            model=self.model,
-            ok=True,
-            ms=_ms_since(started),
-            prompt_tokens=reply.usage.prompt_tokens,
-            completion_tokens=reply.usage.completion_tokens,
-        )
+        await self._llm_done(reply, started)
 
     async def _tool_turn(
         self, runner: ToolRunner, uses: list[ToolUse], turn: int, state: _RunState
