@@ -115,3 +115,21 @@ async def test_a_restarted_http_server_answering_400_gets_a_new_session(
         again = await tk.execute("ev_echo", {"message": "two"})
         assert (again.output, again.is_error) == ("Echo: two", False)
         assert tk.mcp_status() == {"ev": "connected"}
+
+
+@pytest.mark.parametrize("reset", [True, False])
+async def test_progress_restarts_the_call_budget_only_when_configured(
+    everything: Everything, reset: bool
+) -> None:
+    entry = {**everything.stdio_entry(), "resetTimeoutOnProgress": reset}
+    async with await create_toolkit(mcp_config={"mcpServers": {"ev": entry}}, builtins=False) as tk:
+        # the entry's 60 s covers Node's start-up; the call's own budget is the context's 2 s
+        ctx = ToolContext(timeout=2.0)
+        args = {"duration": 4, "steps": 8}  # a report every half second, four seconds in all
+        result = await tk.execute("ev_trigger-long-running-operation", args, ctx)
+
+    if reset:
+        assert (result.is_error, "completed" in result.output) == (False, True), result.output
+    else:
+        assert result.is_error
+        assert result.output == 'MCP server "ev": call timed out after 2000 ms'
