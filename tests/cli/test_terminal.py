@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import pty
 import re
 import select
 import signal
 import subprocess
+import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,3 +152,54 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split(")")[-1].split()[0] == "Z")
+
+
+def test_a_sign_in_at_the_terminal_takes_the_address_the_browser_ended_on(
+    stub: StubLLMServer, tmp_path: Path
+) -> None:
+    server = Path(__file__).resolve().parents[1] / "tools" / "mcp" / "oauth_server.py"
+    oauth = subprocess.Popen([sys.executable, str(server)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert oauth.stdout is not None
+        url = oauth.stdout.readline().strip()
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"secure": {"url": url, "oauth": True}}}))
+        stub.enqueue(
+            reply.tool_calls(reply.call("secure_echo", {"text": "signed in"})),
+            reply.text("All set."),
+        )
+        argv = [script(), "run", "--base-url", stub.url, "--model", "m", "--api-key", "k"]
+        term = Terminal([*argv, "--no-builtins", "--config", str(config)], clean_env())
+        try:
+            shown = term.expect("address the browser ended on (empty to decline): ")
+            found = re.search(r"pending authorization: .*\((http://\S+)\)", shown)
+            assert found is not None, shown
+            term.type(_follow(found.group(1)))  # what a browser's address bar shows after
+            term.expect("> ")
+            term.type("echo")
+            term.expect("All set.")
+            term.type("exit")
+            assert term.proc.wait(timeout=TIMEOUT) == 0
+        finally:
+            term.close()
+    finally:
+        oauth.kill()
+        oauth.wait(timeout=TIMEOUT)
+        if oauth.stdout is not None:
+            oauth.stdout.close()
+
+    assert "<- secure_echo ok" in _ANSI.sub("", term.seen)
+    assert "signed in" in messages_text(stub.requests[1].json)
+
+
+def _follow(url: str) -> str:
+    """Open ``url`` without following its redirect; the address it redirects to."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.netloc, timeout=TIMEOUT)
+    try:
+        connection.request("GET", f"{parts.path}?{parts.query}")
+        response = connection.getresponse()
+        assert response.status in (302, 303, 307), response.status
+        return str(response.getheader("Location"))
+    finally:
+        connection.close()

@@ -157,11 +157,17 @@ def _terminal_wait_for(
 ) -> Callable[[Request], Awaitable[Answer]]:
     async def wait_for(request: Request) -> Answer:
         console.line(_request_line(request), "bold yellow")
-        console.prompt("answer (empty to decline): ")
+        signing_in = request.kind == "authorization"
+        if signing_in:  # the browser ends on the redirect address, which carries the code
+            console.prompt("address the browser ended on (empty to decline): ")
+        else:
+            console.prompt("answer (empty to decline): ")
         line = await reader.readline()
         console.thinking()
         if not line:
             return Answer(request.id, ok=False, reason="declined")
+        if signing_in:
+            return Answer(request.id, ok=True, data={"url": line.strip()})
         return Answer(request.id, ok=True, data={"answers": [line]})
 
     return wait_for
