@@ -10,6 +10,8 @@ requests in flight, and, under ``tracemalloc``, what memory each run in flight h
 from __future__ import annotations
 
 import asyncio
+import gc
+import time
 import tracemalloc
 from typing import Any
 
@@ -67,13 +69,14 @@ async def _level(
 ) -> dict[str, Any]:
     await stub.set(delay)
     rows: dict[str, dict[str, list[float]]] = {
-        name: {"runs_per_s": [], "p50": [], "p95": [], "cpu": [], "max_in_flight": []}
+        name: {"runs_per_s": [], "p50": [], "p95": [], "cpu": [], "max_in_flight": [], "gc_cpu": []}
         for name, _ in impls
     }
     for _ in range(rounds):
         for name, fn in impls:
             await stub.stats()  # resets the counters
-            sample = await timed(runs, level, fn)
+            with _GcClock() as in_gc:
+                sample = await timed(runs, level, fn)
             seen = await stub.stats()
             row = rows[name]
             row["runs_per_s"].append(sample.n / sample.wall)
@@ -81,6 +84,7 @@ async def _level(
             row["p95"].append(pct(sample.walls, 0.95))
             row["cpu"].append(sample.cpu / sample.n)
             row["max_in_flight"].append(seen["max_in_flight"])
+            row["gc_cpu"].append(in_gc.seconds / sample.n)
     out: dict[str, Any] = {name: {k: med(v) for k, v in row.items()} for name, row in rows.items()}
     for name, fn in impls:
         out[name].update(await _probe(stub, fn, level, delay))
@@ -105,3 +109,24 @@ async def _probe(stub: Stub, fn: Any, level: int, delay: int) -> dict[str, Any]:
     seen = await stub.stats()
     await stub.set(delay)
     return {"first_in_flight": seen["max_in_flight"], "bytes_per_run": (peak - before) / level}
+
+
+class _GcClock:
+    """CPU seconds the cyclic garbage collector spends while the block runs."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def _track(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.process_time()
+        else:
+            self.seconds += time.process_time() - self._started
+
+    def __enter__(self) -> _GcClock:
+        gc.callbacks.append(self._track)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        gc.callbacks.remove(self._track)

@@ -96,6 +96,12 @@ def table(results: dict[str, Any]) -> str:
         )
         row(f"{key}: CPU per run", _us(f["cpu"]), _us(o["cpu"]), f"{level['cpu_ratio']:.2f}x")
         row(
+            f"{key}: of which garbage collection",
+            _us(f.get("gc_cpu", 0)),
+            _us(o.get("gc_cpu", 0)),
+            "",
+        )
+        row(
             f"{key}: memory per run in flight",
             f"{f['bytes_per_run'] / 1024:,.1f} KiB",
             f"{o['bytes_per_run'] / 1024:,.1f} KiB",
