@@ -12,6 +12,8 @@ from aiohttp import web
 from toolnexus import ConfigError, SkillDef, create_client, create_toolkit, http_tool
 from toolnexus.testing import StubLLMServer, mcp_server_command, reply
 
+from .http_server import serving
+
 SECRET = "sk-very-secret-123456"
 
 
@@ -140,25 +142,16 @@ async def test_an_http_tool_warns_once_about_an_unset_header_variable(
     async def echo(request: web.Request) -> web.Response:
         return web.Response(text=f"auth=[{request.headers.get('Authorization')}]")
 
-    app = web.Application()
-    app.router.add_get("/", echo)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
+    async with serving(echo, method="GET") as url:
         status = http_tool(
             name="status",
             description="Status.",
-            url=f"http://127.0.0.1:{port}/",
+            url=url + "/",
             input_schema={"type": "object"},
             headers={"Authorization": "Bearer ${TN_UNSET_TOKEN}"},
         )
         first = await status.execute({}, None)
         await status.execute({}, None)
-    finally:
-        await runner.cleanup()
     assert first.output == "auth=[Bearer]"
     warned = [m for m in messages(caplog, logging.WARNING) if "TN_UNSET_TOKEN" in m]
     assert len(warned) == 1

@@ -35,6 +35,7 @@ from toolnexus import (
 from toolnexus.stores.sqlite import SqliteConversationStore
 from toolnexus.testing import StubLLMServer, reply
 
+from .http_server import serving
 from .running import ASYNC_MODES, drive
 
 API_KEY = "sk-tn-SECRETKEY-4f9a1c77"
@@ -96,15 +97,8 @@ async def echo_server() -> AsyncIterator[str]:
         status = 403 if request.path.endswith("/fail") else 200
         return web.Response(status=status, text=f"you sent:\n{echoed}")
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with serving(handle) as url:
+        yield url
 
 
 # The replies a provider might send that break the run, each echoing the API key.

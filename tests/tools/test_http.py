@@ -18,17 +18,9 @@ from aiohttp import web
 
 from toolnexus import Tool, ToolContext, ToolResult, http_tool
 
+from ..http_server import Seen, serving
+
 ANY_OBJECT = {"type": "object"}
-
-
-@dataclass
-class Seen:
-    """One request as the server received it."""
-
-    method: str
-    raw_path: str
-    headers: dict[str, str]
-    body: bytes
 
 
 @dataclass
@@ -59,31 +51,17 @@ async def server() -> AsyncIterator[StubServer]:
     stub = StubServer()
 
     async def handle(request: web.Request) -> web.Response:
-        stub.seen.append(
-            Seen(
-                method=request.method,
-                raw_path=request.raw_path,
-                headers=dict(request.headers),
-                body=await request.read(),
-            )
-        )
+        stub.seen.append(await Seen.of(request))
         if stub.reply.hang:
             await stub.release.wait()
         return web.Response(
             status=stub.reply.status, text=stub.reply.body, content_type=stub.reply.content_type
         )
 
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    stub.base = f"http://{host}:{port}"
-    yield stub
-    stub.release.set()
-    await runner.cleanup()
+    async with serving(handle) as base:
+        stub.base = base
+        yield stub
+        stub.release.set()
 
 
 def _tool(server: StubServer, path: str, **options: Any) -> Tool:

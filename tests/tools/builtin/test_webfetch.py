@@ -13,6 +13,8 @@ from toolnexus import ToolContext, ToolResult
 from toolnexus.tools.builtin import builtin_tools
 from toolnexus.tools.builtin.html_text import html_to_text
 
+from ...http_server import serving
+
 PAGE = """<!doctype html>
 <html><head><title>Release  notes</title>
 <style>body { color: red }</style>
@@ -76,17 +78,10 @@ async def site() -> AsyncIterator[Site]:
             del resp.headers["Content-Type"]
         return resp
 
-    app = web.Application()
-    app.router.add_route("GET", "/{tail:.*}", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    port = tcp._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    site.url = f"http://127.0.0.1:{port}"
-    yield site
-    site.release.set()
-    await runner.cleanup()
+    async with serving(handle, method="GET") as url:
+        site.url = url
+        yield site
+        site.release.set()
 
 
 async def fetch(args: dict[str, Any], ctx: ToolContext | None = None) -> ToolResult:
