@@ -58,6 +58,8 @@ class SSEDecoder:
         if self._after_cr and chunk.startswith(b"\n"):
             pos = 1
         self._after_cr = False
+        if b"\r" not in chunk:  # lines ended by LF alone, as providers send them: one split
+            return self._feed_lf(chunk[pos:] if pos else chunk, out)
         size = len(chunk)
         while pos < size and not self.done:
             match = _EOL.search(chunk, pos)
@@ -73,6 +75,21 @@ class SSEDecoder:
             self._after_cr = match.end() == size and match.group() == b"\r"
             pos = match.end()
             self._line(line, out)
+        return out
+
+    def _feed_lf(self, chunk: bytes, out: list[JSONObject]) -> list[JSONObject]:
+        lines = chunk.split(b"\n")
+        tail = lines.pop()  # the start of a line whose end has not arrived (or b"")
+        if self._partial and lines:
+            self._partial.append(lines[0])
+            lines[0] = b"".join(self._partial)
+            self._partial = []
+        for line in lines:
+            self._line(line, out)
+            if self.done:
+                return out
+        if tail:
+            self._partial.append(tail)
         return out
 
     def close(self) -> list[JSONObject]:
