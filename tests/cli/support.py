@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,43 @@ def toolnexus(
         cwd=cwd,
         check=False,
     )
+
+
+@contextmanager
+def started(*args: str, stdin: int | None = None) -> Iterator[subprocess.Popen[str]]:
+    """``toolnexus ARGS`` running in the background, stdout and stderr piped (clean environment).
+
+    On leaving the block a process still running is killed, and its pipes are closed.
+    """
+    proc = subprocess.Popen(
+        [script(), *args],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+async def first_line(proc: subprocess.Popen[str]) -> str:
+    """The first line a started ``toolnexus`` writes to stderr (a server: where it listens)."""
+    assert proc.stderr is not None
+    return await asyncio.wait_for(asyncio.to_thread(proc.stderr.readline), TIMEOUT)
+
+
+async def stop(proc: subprocess.Popen[str]) -> int:
+    """Send SIGTERM to a started ``toolnexus`` and return its exit code."""
+    proc.send_signal(signal.SIGTERM)
+    return await asyncio.wait_for(asyncio.to_thread(proc.wait), TIMEOUT)
 
 
 def write_skill(root: Path, name: str, description: str, body: str = "Do it well.") -> Path:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 import subprocess
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from ..serve.conftest import http_session, text_of
-from .support import TIMEOUT, clean_env, script, toolnexus, write_skill
+from .support import TIMEOUT, clean_env, first_line, script, started, stop, toolnexus, write_skill
 
 
 async def test_serve_stdio_answers_tools_list_and_calls(tmp_path: Path) -> None:
@@ -35,36 +34,19 @@ async def test_serve_http_prints_the_endpoint_serves_mcp_and_stops_on_sigterm(
     tmp_path: Path,
 ) -> None:
     write_skill(tmp_path / "skills", "greeting", "Greet people warmly.")
-    proc = subprocess.Popen(
-        [
-            script(), "serve", "--mcp", "--addr", "127.0.0.1:0", "--name", "my-gateway",
-            "--tool", "skill", "--tool", "absent", "--skills", str(tmp_path / "skills"),
-            "--no-builtins",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )  # fmt: skip
-    try:
-        assert proc.stderr is not None
-        line = await asyncio.wait_for(asyncio.to_thread(proc.stderr.readline), TIMEOUT)
+    with started(
+        "serve", "--mcp", "--addr", "127.0.0.1:0", "--name", "my-gateway",
+        "--tool", "skill", "--tool", "absent", "--skills", str(tmp_path / "skills"),
+        "--no-builtins",
+    ) as proc:  # fmt: skip
+        line = await first_line(proc)
         url = line.strip().rsplit(" ", 1)[-1]
         assert url.startswith("http://127.0.0.1:")
         assert url.endswith("/mcp")
         async with asyncio.timeout(TIMEOUT), http_session(url) as session:
             listed = await session.list_tools()
         assert [t.name for t in listed.tools] == ["skill"]
-        proc.send_signal(signal.SIGTERM)
-        code = await asyncio.wait_for(asyncio.to_thread(proc.wait), TIMEOUT)
-        assert code == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        assert await stop(proc) == 0
 
 
 def test_serve_without_mcp_exits_2() -> None:

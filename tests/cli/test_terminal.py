@@ -20,7 +20,7 @@ import pytest
 
 from toolnexus.testing import StubLLMServer, reply
 
-from .support import TIMEOUT, clean_env, messages_text, script, write_mcp_config
+from .support import TIMEOUT, clean_env, messages_text, script, started, write_mcp_config
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a POSIX terminal")
 
@@ -111,18 +111,11 @@ def test_ctrl_c_mid_run_exits_130_and_leaves_no_mcp_server_process(
     pid_file = tmp_path / "server.pid"
     config = write_mcp_config(tmp_path / "mcp.json", "--pid-file", str(pid_file))
     stub.enqueue(reply.tool_calls(reply.call("fixture_sleep", {"seconds": 120})))
-    proc = subprocess.Popen(
-        [
-            script(), "run", "--base-url", stub.url, "--model", "m", "--api-key", "test-key",
-            "--no-builtins", "--config", str(config), "--once", "sleep please",
-        ],
+    with started(
+        "run", "--base-url", stub.url, "--model", "m", "--api-key", "test-key",
+        "--no-builtins", "--config", str(config), "--once", "sleep please",
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_env(),
-    )  # fmt: skip
-    try:
+    ) as proc:  # fmt: skip
         assert proc.stderr is not None
         line = ""
         deadline = time.monotonic() + TIMEOUT
@@ -135,13 +128,6 @@ def test_ctrl_c_mid_run_exits_130_and_leaves_no_mcp_server_process(
 
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=TIMEOUT) == 130
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
     assert not _alive(server_pid)
 
 
