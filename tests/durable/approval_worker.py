@@ -15,12 +15,11 @@ import json
 import sys
 from pathlib import Path
 
-from dbos import DBOS
-
 from toolnexus import Request, ToolContext, Toolkit, ToolResult, create_client, pending, tool
 from toolnexus.durable import DBOSAgent, wait_for_answer
 
 from .crash import LIMIT
+from .worker import launched, run_or_recover
 
 
 def pay_tool(marks: Path) -> Toolkit:
@@ -44,25 +43,10 @@ async def main(system_db: str, llm_url: str, mark_dir: str, workflow_id: str, mo
         llm_url, "openai", model="m", api_key="k", wait_for=wait_for_answer(LIMIT)
     )
     agent = DBOSAgent(client, pay_tool(Path(mark_dir)), name="payer")
-    DBOS(
-        config={
-            "name": "toolnexus-approval-test",
-            "system_database_url": system_db,
-            "log_level": "WARNING",
-        }
-    )
-    DBOS.launch()
-    try:
+    async with launched(client, "toolnexus-approval-test", system_db):
         async with asyncio.timeout(LIMIT):
-            if mode == "run":
-                result = (await agent.run("pay 5", workflow_id=workflow_id)).to_dict()
-            else:
-                handle = await DBOS.retrieve_workflow_async(workflow_id)
-                result = await handle.get_result()
+            result = await run_or_recover(agent, "pay 5", workflow_id, mode)
         print(json.dumps(result), flush=True)
-    finally:
-        await client.aclose()
-        DBOS.destroy()
 
 
 if __name__ == "__main__":

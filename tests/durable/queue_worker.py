@@ -16,14 +16,11 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from pathlib import Path
+from typing import Any
 
-from dbos import DBOS
+from dbos import DBOS, WorkflowHandleAsync
 
-from toolnexus import Toolkit, create_client
-from toolnexus.durable import DBOSAgent
-
-from .worker import side_effect_tool
+from .worker import launched, three_tool_agent
 
 APP = "toolnexus-workers-test"
 LIMIT = 50.0
@@ -39,32 +36,17 @@ async def main(
     workflow_id: str,
     submit: bool,
 ) -> None:
-    marks = Path(mark_dir)
-    tools = Toolkit([side_effect_tool(marks, n) for n in ("one", "two", "three")])
-    client = create_client(llm_url, "openai", model="m", api_key="k")
-    agent = DBOSAgent(client, tools, name="three-tools")
-    DBOS(
-        config={
-            "name": APP,
-            "system_database_url": system_db,
-            "executor_id": executor_id,
-            "log_level": "WARNING",
-        }
-    )
-    DBOS.launch()
-    try:
+    client, agent = three_tool_agent(llm_url, mark_dir)
+    async with launched(client, APP, system_db, executor_id=executor_id):
         queue = await DBOS.register_queue_async(queue_name, worker_concurrency=1)
         print("ready", flush=True)
         if submit:
             await agent.enqueue(queue, "go", workflow_id=workflow_id)
         async with asyncio.timeout(LIMIT):
-            handle = await DBOS.retrieve_workflow_async(workflow_id)
+            handle: WorkflowHandleAsync[Any] = await DBOS.retrieve_workflow_async(workflow_id)
             result = await handle.get_result()
             status = await handle.get_status()
         print(json.dumps({"result": result, "executor": status.executor_id}), flush=True)
-    finally:
-        await client.aclose()
-        DBOS.destroy()
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -17,11 +18,15 @@ from toolnexus.testing import StubLLMServer
 from ..stores.services import POSTGRES_DSN, need
 from .crash import LIMIT, kill, marks, result_of, script, start, until_requests
 
+if TYPE_CHECKING:
+    from dbos import DBOSClient, WorkflowHandleAsync
+
 dbos = pytest.importorskip("dbos")
 psycopg = pytest.importorskip("psycopg")
 
 QUEUE = "agent-runs"
 WORKER = "tests.durable.queue_worker"
+Workers = list[asyncio.subprocess.Process]
 
 
 @pytest.fixture
@@ -39,6 +44,28 @@ def system_db() -> Iterator[str]:
             admin.execute(psycopg.sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(ident))
 
 
+@pytest.fixture
+def dbos_client(system_db: str) -> Iterator[DBOSClient]:
+    """A DBOS client of the system database, destroyed after the test."""
+    client = dbos.DBOSClient(system_database_url=system_db)
+    try:
+        yield client
+    finally:
+        client.destroy()
+
+
+@pytest.fixture
+async def workers() -> AsyncIterator[Workers]:
+    """The worker processes a test starts; any still running is killed after the test."""
+    started: Workers = []
+    try:
+        yield started
+    finally:
+        for worker in started:
+            if worker.returncode is None:
+                await kill(worker)
+
+
 async def ready(worker: asyncio.subprocess.Process) -> None:
     """Wait until the worker has launched DBOS and registered the queue."""
     assert worker.stdout is not None
@@ -51,85 +78,75 @@ async def ready(worker: asyncio.subprocess.Process) -> None:
 
 
 async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
-    system_db: str, tmp_path: Path
+    system_db: str,
+    dbos_client: DBOSClient,
+    workers: list[asyncio.subprocess.Process],
+    tmp_path: Path,
 ) -> None:
-    client = dbos.DBOSClient(system_database_url=system_db)
-    workers: list[asyncio.subprocess.Process] = []
-    try:
-        with StubLLMServer(script()) as stub:
-            args = (system_db, stub.url, str(tmp_path))
-            workers.append(await start(*args, "worker-a", QUEUE, "run-q", "submit", module=WORKER))
-            first = workers[0]
-            await ready(first)
-            await until_requests(stub, 2)  # worker A ran tool one; its second model call hangs
-            assert marks(tmp_path) == {"one": ["0"], "two": [], "three": []}
-            [taken] = await client.list_workflows_async(workflow_ids=["run-q"])
-            assert (taken.status, taken.executor_id, taken.queue_name) == (
-                "PENDING",
-                "worker-a",
-                QUEUE,
-            )
+    with StubLLMServer(script()) as stub:
+        args = (system_db, stub.url, str(tmp_path))
+        workers.append(await start(*args, "worker-a", QUEUE, "run-q", "submit", module=WORKER))
+        first = workers[0]
+        await ready(first)
+        await until_requests(stub, 2)  # worker A ran tool one; its second model call hangs
+        assert marks(tmp_path) == {"one": ["0"], "two": [], "three": []}
+        [taken] = await dbos_client.list_workflows_async(workflow_ids=["run-q"])
+        assert (taken.status, taken.executor_id, taken.queue_name) == (
+            "PENDING",
+            "worker-a",
+            QUEUE,
+        )
 
-            workers.append(await start(*args, "worker-b", QUEUE, "run-q", module=WORKER))
-            second = workers[1]
-            await ready(second)
-            await kill(first)
+        workers.append(await start(*args, "worker-b", QUEUE, "run-q", module=WORKER))
+        second = workers[1]
+        await ready(second)
+        await kill(first)
 
-            # what a supervisor does once it knows worker A is gone: its unfinished runs go
-            # back on the queue, where the live worker takes them
-            dead = await client.list_workflows_async(status="PENDING", executor_id="worker-a")
-            assert [run.workflow_id for run in dead] == ["run-q"]
-            await client.resume_workflow_async("run-q", queue_name=QUEUE)
+        # what a supervisor does once it knows worker A is gone: its unfinished runs go
+        # back on the queue, where the live worker takes them
+        dead = await dbos_client.list_workflows_async(status="PENDING", executor_id="worker-a")
+        assert [run.workflow_id for run in dead] == ["run-q"]
+        await dbos_client.resume_workflow_async("run-q", queue_name=QUEUE)
 
-            finished = await result_of(second)
+        finished = await result_of(second)
 
-            assert finished["executor"] == "worker-b"
-            result = finished["result"]
-            assert result["status"] == "done"
-            assert result["text"] == "all done"
-            assert [call["name"] for call in result["toolCalls"]] == ["one", "two", "three"]
-            assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
-            # A's two requests (the second never answered), then B resends only that one
-            assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
-            stub.assert_consumed()
+        assert finished["executor"] == "worker-b"
+        result = finished["result"]
+        assert result["status"] == "done"
+        assert result["text"] == "all done"
+        assert [call["name"] for call in result["toolCalls"]] == ["one", "two", "three"]
+        assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
+        # A's two requests (the second never answered), then B resends only that one
+        assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
+        stub.assert_consumed()
 
-        handle = await client.retrieve_workflow_async("run-q")
-        async with asyncio.timeout(LIMIT):
-            assert await handle.get_result() == result
-        assert (await handle.get_status()).executor_id == "worker-b"
-    finally:
-        for worker in workers:
-            if worker.returncode is None:
-                await kill(worker)
-        client.destroy()
+    handle: WorkflowHandleAsync[Any] = await dbos_client.retrieve_workflow_async("run-q")
+    async with asyncio.timeout(LIMIT):
+        assert await handle.get_result() == result
+    assert (await handle.get_status()).executor_id == "worker-b"
 
 
 async def test_a_worker_restarted_under_its_executor_id_finishes_its_own_killed_run(
-    system_db: str, tmp_path: Path
+    system_db: str,
+    dbos_client: DBOSClient,
+    workers: list[asyncio.subprocess.Process],
+    tmp_path: Path,
 ) -> None:
-    client = dbos.DBOSClient(system_database_url=system_db)
-    workers: list[asyncio.subprocess.Process] = []
-    try:
-        with StubLLMServer(script()) as stub:
-            args = (system_db, stub.url, str(tmp_path))
-            workers.append(await start(*args, "worker-a", QUEUE, "run-r", "submit", module=WORKER))
-            await ready(workers[0])
-            await until_requests(stub, 2)
-            await kill(workers[0])
-            [left] = await client.list_workflows_async(workflow_ids=["run-r"])
-            assert (left.status, left.executor_id) == ("PENDING", "worker-a")
+    with StubLLMServer(script()) as stub:
+        args = (system_db, stub.url, str(tmp_path))
+        workers.append(await start(*args, "worker-a", QUEUE, "run-r", "submit", module=WORKER))
+        await ready(workers[0])
+        await until_requests(stub, 2)
+        await kill(workers[0])
+        [left] = await dbos_client.list_workflows_async(workflow_ids=["run-r"])
+        assert (left.status, left.executor_id) == ("PENDING", "worker-a")
 
-            # the same executor id again: its launch puts the run back on its queue
-            workers.append(await start(*args, "worker-a", QUEUE, "run-r", module=WORKER))
-            await ready(workers[1])
-            finished = await result_of(workers[1])
+        # the same executor id again: its launch puts the run back on its queue
+        workers.append(await start(*args, "worker-a", QUEUE, "run-r", module=WORKER))
+        await ready(workers[1])
+        finished = await result_of(workers[1])
 
-            assert finished["executor"] == "worker-a"
-            assert finished["result"]["text"] == "all done"
-            assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
-            assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
-    finally:
-        for worker in workers:
-            if worker.returncode is None:
-                await kill(worker)
-        client.destroy()
+        assert finished["executor"] == "worker-a"
+        assert finished["result"]["text"] == "all done"
+        assert marks(tmp_path) == {"one": ["0"], "two": ["1"], "three": ["2"]}
+        assert [len(r.json["messages"]) for r in stub.requests] == [1, 3, 3, 5, 7]
