@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 from collections.abc import Callable
@@ -69,3 +70,22 @@ class CancelToken:
 
     def __repr__(self) -> str:
         return f"CancelToken(cancelled={self._cancelled})"
+
+
+def set_on_cancel(token: CancelToken | None, fired: asyncio.Event) -> Callable[[], None]:
+    """Set ``fired`` on the running loop when ``token`` fires, from whichever thread cancels.
+
+    Returns the function that stops watching (a no-op without a token). Once the loop is
+    closed, a late cancel is ignored.
+    """
+    if token is None:
+        return lambda: None
+    loop = asyncio.get_running_loop()
+
+    def on_cancel() -> None:
+        try:
+            loop.call_soon_threadsafe(fired.set)
+        except RuntimeError:  # the loop is closed
+            pass
+
+    return token.on_cancel(on_cancel)

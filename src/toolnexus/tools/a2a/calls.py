@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..._json import compact_json
+from ...cancel import set_on_cancel
 from ...suspension import Answer, Request, pending
 from ...types import JSONObject, ToolContext, ToolResult
 from .wire import AgentLink, TaskView, WireError
@@ -102,18 +103,9 @@ class RemoteCalls:
         limit = self._link.spec.timeout
         if ctx is not None and ctx.timeout is not None:
             limit = max(0.0, min(limit, ctx.timeout))
-        token = ctx.cancel if ctx is not None else None
         follower = asyncio.ensure_future(work)
         fired = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def on_cancel() -> None:
-            try:
-                loop.call_soon_threadsafe(fired.set)
-            except RuntimeError:  # the loop is closed
-                pass
-
-        unregister = token.on_cancel(on_cancel) if token is not None else (lambda: None)
+        unregister = set_on_cancel(ctx.cancel if ctx is not None else None, fired)
         watcher = asyncio.ensure_future(fired.wait())
         try:
             await asyncio.wait({follower, watcher}, timeout=limit, return_when="FIRST_COMPLETED")

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from ...cancel import CancelToken
+from ...cancel import CancelToken, set_on_cancel
 from ...errors import RunCancelled
 from ...types import JSONObject, Tool, ToolContext, ToolResult, sanitize
 from .calls import RemoteCalls
@@ -53,15 +53,7 @@ class A2ASource:
             raise RunCancelled("A2A agent load cancelled")
         opens = [asyncio.ensure_future(source._open(i, spec)) for i, spec in enumerate(agents)]
         fired = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def on_cancel() -> None:
-            try:
-                loop.call_soon_threadsafe(fired.set)
-            except RuntimeError:  # the loop is closed
-                pass
-
-        unregister = cancel.on_cancel(on_cancel) if cancel is not None else (lambda: None)
+        unregister = set_on_cancel(cancel, fired)
         watcher = asyncio.ensure_future(fired.wait())
         all_open = asyncio.ensure_future(asyncio.wait(opens))
         try:
