@@ -6,11 +6,12 @@ validated here once, before anything listens.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from .profile_fields import name_set, profile_mapping, text
 
 __all__ = [
     "DEFAULT_AGENT_NAME",
@@ -51,35 +52,20 @@ def a2a_profile(value: Mapping[str, Any] | A2aProfile, *, where: str = "a2a") ->
     """
     if isinstance(value, A2aProfile):
         return value
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}: the A2A profile must be an object")
-    unknown = sorted(str(k) for k in value if k not in _KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (expected {', '.join(_KEYS)})"
-        )
-    streaming = value.get("streaming", False)
+    fields = profile_mapping(value, _KEYS, "A2A", where)
+    streaming = fields.get("streaming", False)
     if not isinstance(streaming, bool):
         raise ConfigError(f'{where}: "streaming" must be true or false')
     return A2aProfile(
-        name=_text(value, "name", DEFAULT_AGENT_NAME, where),
-        description=_text(value, "description", "", where, empty_ok=True),
-        version=_text(value, "version", DEFAULT_AGENT_VERSION, where),
-        provider=_provider(value.get("provider"), where),
-        skills=_skills(value.get("skills"), where),
-        store=_store(value.get("store", "memory"), where),
-        url=_url(value.get("url"), where),
+        name=text(fields, "name", DEFAULT_AGENT_NAME, where),
+        description=text(fields, "description", "", where, empty_ok=True),
+        version=text(fields, "version", DEFAULT_AGENT_VERSION, where),
+        provider=_provider(fields.get("provider"), where),
+        skills=name_set(fields, "skills", "skill", where),
+        store=_store(fields.get("store", "memory"), where),
+        url=_url(fields.get("url"), where),
         streaming=streaming,
     )
-
-
-def _text(
-    value: Mapping[str, Any], key: str, default: str, where: str, *, empty_ok: bool = False
-) -> str:
-    found = value.get(key, default)
-    if not isinstance(found, str) or (not found and not empty_ok):
-        raise ConfigError(f'{where}: "{key}" must be a {"" if empty_ok else "non-empty "}string')
-    return found
 
 
 def _provider(value: object, where: str) -> Mapping[str, str] | None:
@@ -90,16 +76,6 @@ def _provider(value: object, where: str) -> Mapping[str, str] | None:
     if not all(isinstance(v, str) for v in value.values()):
         raise ConfigError(f'{where}: "provider" values must be strings')
     return {str(k): str(v) for k, v in value.items()}
-
-
-def _skills(value: object, where: str) -> frozenset[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ConfigError(f'{where}: "skills" must be a list of skill names')
-    if not all(isinstance(s, str) for s in value):
-        raise ConfigError(f'{where}: "skills" must contain only strings')
-    return frozenset(value)
 
 
 def _store(value: object, where: str) -> object:

@@ -9,14 +9,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
 from ..types import Tool
+from .profile_fields import name_set, profile_mapping, text
 
 __all__ = ["DEFAULT_SERVER_NAME", "DEFAULT_SERVER_VERSION", "McpProfile", "mcp_profile"]
 
 DEFAULT_SERVER_NAME = "toolnexus"
 DEFAULT_SERVER_VERSION = "0.1.0"
-_KEYS = frozenset({"name", "version", "tools"})
+_KEYS = ("name", "version", "tools")
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,27 +42,9 @@ def mcp_profile(value: Mapping[str, Any] | McpProfile, *, where: str = "mcp") ->
     """
     if isinstance(value, McpProfile):
         return value
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}: the MCP profile must be an object")
-    unknown = sorted(str(k) for k in value if k not in _KEYS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown key(s) {', '.join(unknown)} (expected name, version, tools)"
-        )
-    name = _text(value, "name", DEFAULT_SERVER_NAME, where)
-    version = _text(value, "version", DEFAULT_SERVER_VERSION, where)
-    tools = value.get("tools")
-    if tools is None:
-        return McpProfile(name, version, None)
-    if isinstance(tools, str) or not isinstance(tools, Sequence):
-        raise ConfigError(f'{where}: "tools" must be a list of tool names')
-    if not all(isinstance(t, str) for t in tools):
-        raise ConfigError(f'{where}: "tools" must contain only strings')
-    return McpProfile(name, version, frozenset(tools))
-
-
-def _text(value: Mapping[str, Any], key: str, default: str, where: str) -> str:
-    found = value.get(key, default)
-    if not isinstance(found, str) or not found:
-        raise ConfigError(f'{where}: "{key}" must be a non-empty string')
-    return found
+    fields = profile_mapping(value, _KEYS, "MCP", where)
+    return McpProfile(
+        text(fields, "name", DEFAULT_SERVER_NAME, where),
+        text(fields, "version", DEFAULT_SERVER_VERSION, where),
+        name_set(fields, "tools", "tool", where),
+    )
