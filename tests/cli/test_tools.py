@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import toolnexus as tn
 
-from .support import toolnexus, write_mcp_config, write_skill
+from .support import TIMEOUT, clean_env, script, toolnexus, write_mcp_config, write_skill
 
 
 def test_tools_prints_the_skill_tool_and_exits_0(tmp_path: Path) -> None:
@@ -84,3 +86,26 @@ def test_a_broken_config_file_is_an_error_naming_the_file(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert str(bad) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_reader_that_goes_away_early_ends_the_listing_quietly() -> None:
+    # As in `toolnexus tools --json | head -c 0`: the pipe's only reader is gone before the
+    # listing is written.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [script(), "tools", "--json"],
+            stdin=subprocess.DEVNULL,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT,
+            env=clean_env(),
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "BrokenPipeError" not in done.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -32,6 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_dispatch(args))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``toolnexus tools | head``): point stdout at /dev/null so the
+        # interpreter's final flush does not fail again, and end quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 async def _dispatch(args: argparse.Namespace) -> int:
