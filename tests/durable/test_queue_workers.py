@@ -26,7 +26,6 @@ psycopg = pytest.importorskip("psycopg")
 
 QUEUE = "agent-runs"
 WORKER = "tests.durable.queue_worker"
-Workers = list[asyncio.subprocess.Process]
 
 
 @pytest.fixture
@@ -54,18 +53,6 @@ def dbos_client(system_db: str) -> Iterator[DBOSClient]:
         client.destroy()
 
 
-@pytest.fixture
-async def workers() -> AsyncIterator[Workers]:
-    """The worker processes a test starts; any still running is killed after the test."""
-    started: Workers = []
-    try:
-        yield started
-    finally:
-        for worker in started:
-            if worker.returncode is None:
-                await kill(worker)
-
-
 async def ready(worker: asyncio.subprocess.Process) -> None:
     """Wait until the worker has launched DBOS and registered the queue."""
     assert worker.stdout is not None
@@ -77,17 +64,43 @@ async def ready(worker: asyncio.subprocess.Process) -> None:
         raise AssertionError(f"worker did not start: {line!r}\n{err.decode()[-3000:]}")
 
 
+class Workers:
+    """The queue workers a test starts, all on one system database."""
+
+    def __init__(self, system_db: str) -> None:
+        self.system_db = system_db
+        self.started: list[asyncio.subprocess.Process] = []
+
+    async def start(
+        self, stub: StubLLMServer, marks: Path, executor: str, run: str, *, submit: bool = False
+    ) -> asyncio.subprocess.Process:
+        """A ready worker serving ``QUEUE`` as ``executor`` and awaiting ``run`` (which, with
+        ``submit``, it puts on the queue); its tools mark ``marks``, its model is ``stub``."""
+        options = ["submit"] if submit else []
+        args = (self.system_db, stub.url, str(marks), executor, QUEUE, run, *options)
+        worker = await start(*args, module=WORKER)
+        self.started.append(worker)
+        await ready(worker)
+        return worker
+
+
+@pytest.fixture
+async def workers(system_db: str) -> AsyncIterator[Workers]:
+    """Starts queue workers; any still running is killed after the test."""
+    made = Workers(system_db)
+    try:
+        yield made
+    finally:
+        for worker in made.started:
+            if worker.returncode is None:
+                await kill(worker)
+
+
 async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
-    system_db: str,
-    dbos_client: DBOSClient,
-    workers: list[asyncio.subprocess.Process],
-    tmp_path: Path,
+    dbos_client: DBOSClient, workers: Workers, tmp_path: Path
 ) -> None:
     with StubLLMServer(script()) as stub:
-        args = (system_db, stub.url, str(tmp_path))
-        workers.append(await start(*args, "worker-a", QUEUE, "run-q", "submit", module=WORKER))
-        first = workers[0]
-        await ready(first)
+        first = await workers.start(stub, tmp_path, "worker-a", "run-q", submit=True)
         await until_requests(stub, 2)  # worker A ran tool one; its second model call hangs
         assert marks(tmp_path) == {"one": ["0"], "two": [], "three": []}
         [taken] = await dbos_client.list_workflows_async(workflow_ids=["run-q"])
@@ -97,9 +110,7 @@ async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
             QUEUE,
         )
 
-        workers.append(await start(*args, "worker-b", QUEUE, "run-q", module=WORKER))
-        second = workers[1]
-        await ready(second)
+        second = await workers.start(stub, tmp_path, "worker-b", "run-q")
         await kill(first)
 
         # what a supervisor does once it knows worker A is gone: its unfinished runs go
@@ -127,24 +138,18 @@ async def test_a_run_of_a_killed_worker_finishes_on_the_other_exactly_once(
 
 
 async def test_a_worker_restarted_under_its_executor_id_finishes_its_own_killed_run(
-    system_db: str,
-    dbos_client: DBOSClient,
-    workers: list[asyncio.subprocess.Process],
-    tmp_path: Path,
+    dbos_client: DBOSClient, workers: Workers, tmp_path: Path
 ) -> None:
     with StubLLMServer(script()) as stub:
-        args = (system_db, stub.url, str(tmp_path))
-        workers.append(await start(*args, "worker-a", QUEUE, "run-r", "submit", module=WORKER))
-        await ready(workers[0])
+        first = await workers.start(stub, tmp_path, "worker-a", "run-r", submit=True)
         await until_requests(stub, 2)
-        await kill(workers[0])
+        await kill(first)
         [left] = await dbos_client.list_workflows_async(workflow_ids=["run-r"])
         assert (left.status, left.executor_id) == ("PENDING", "worker-a")
 
         # the same executor id again: its launch puts the run back on its queue
-        workers.append(await start(*args, "worker-a", QUEUE, "run-r", module=WORKER))
-        await ready(workers[1])
-        finished = await result_of(workers[1])
+        again = await workers.start(stub, tmp_path, "worker-a", "run-r")
+        finished = await result_of(again)
 
         assert finished["executor"] == "worker-a"
         assert finished["result"]["text"] == "all done"
