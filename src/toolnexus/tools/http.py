@@ -17,7 +17,7 @@ from ..transport.http import (
     NetworkError,
     Transport,
     check_http_client,
-    transport_for,
+    tool_transport,
 )
 from ..types import JSONObject, Tool, ToolContext, ToolResult
 
@@ -56,7 +56,7 @@ def http_tool(
     sends ``args["body"]``). Header values expand ``${ENV}`` variables at call time.
     A non-2xx status, a network failure or a timeout is an error result, never an exception.
     ``http_client`` (an ``aiohttp.ClientSession`` or ``httpx.AsyncClient``) pools connections
-    across calls; without it each call uses a short-lived session. At most
+    across calls; without it the tools share one kept-alive aiohttp pool per event loop. At most
     ``max_response_bytes`` of a response are read: a longer body is cut there and the result
     has ``metadata["truncated"] = True``.
     """
@@ -137,14 +137,10 @@ async def _send(
     time_limit: float,
     max_bytes: int,
 ) -> HttpResponse:
-    transport: Transport = transport_for(http_client)
-    try:
-        return await transport.request(
-            method, url, headers=headers, body=data, time_limit=time_limit, max_bytes=max_bytes
-        )
-    finally:
-        if http_client is None:
-            await transport.aclose()
+    transport: Transport = tool_transport(http_client)
+    return await transport.request(
+        method, url, headers=headers, body=data, time_limit=time_limit, max_bytes=max_bytes
+    )
 
 
 def _fill_url(template: str, args: JSONObject) -> str:

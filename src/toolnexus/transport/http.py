@@ -41,6 +41,7 @@ __all__ = [
     "Transport",
     "check_http_client",
     "read_capped",
+    "tool_transport",
     "transport_for",
 ]
 
@@ -151,6 +152,23 @@ def transport_for(http_client: object | None) -> Transport:
     if kind == "aiohttp":
         return AiohttpTransport(http_client)  # type: ignore[arg-type]
     return HttpxTransport(http_client)  # type: ignore[arg-type]
+
+
+_TOOL_TRANSPORT: AiohttpTransport | None = None
+_TOOL_TRANSPORT_LOCK = threading.Lock()
+
+
+def tool_transport(http_client: object | None) -> Transport:
+    """The transport for a tool's own requests: the caller's client when one is given, else
+    one aiohttp pool per event loop shared by every tool (kept-alive connections, closed when
+    that loop shuts down), so repeated calls to one host skip the connect and TLS handshake."""
+    global _TOOL_TRANSPORT
+    if http_client is not None:
+        return transport_for(http_client)
+    with _TOOL_TRANSPORT_LOCK:
+        if _TOOL_TRANSPORT is None:
+            _TOOL_TRANSPORT = AiohttpTransport()
+        return _TOOL_TRANSPORT
 
 
 def check_http_client(http_client: object | None) -> str | None:

@@ -14,7 +14,7 @@ import codecs
 import re
 from collections.abc import AsyncIterator, Mapping
 
-from ...transport.http import NetworkError, transport_for
+from ...transport.http import NetworkError, tool_transport
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import (
     MAX_OUTPUT_CHARS,
@@ -98,19 +98,16 @@ async def _webfetch(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
 async def _fetch(url: str, limit: float) -> tuple[int, str, bytes, bool]:
     """Status, content type, at most ``MAX_FETCH_BYTES`` of the body, and whether it was cut
     (the body of a non-2xx response is not read)."""
-    transport = transport_for(None)
-    try:
-        async with (
-            asyncio.timeout(limit),
-            transport.stream("GET", url, headers=_HEADERS, read_timeout=limit) as resp,
-        ):
-            content_type = _header(resp.headers, "Content-Type")
-            if not 200 <= resp.status < 300:
-                return resp.status, content_type, b"", False
-            body, cut = await _read_head(resp.chunks(), MAX_FETCH_BYTES)
-            return resp.status, content_type, body, cut
-    finally:
-        await transport.aclose()
+    transport = tool_transport(None)
+    async with (
+        asyncio.timeout(limit),
+        transport.stream("GET", url, headers=_HEADERS, read_timeout=limit) as resp,
+    ):
+        content_type = _header(resp.headers, "Content-Type")
+        if not 200 <= resp.status < 300:
+            return resp.status, content_type, b"", False
+        body, cut = await _read_head(resp.chunks(), MAX_FETCH_BYTES)
+        return resp.status, content_type, body, cut
 
 
 async def _read_head(chunks: AsyncIterator[bytes], limit: int) -> tuple[bytes, bool]:
