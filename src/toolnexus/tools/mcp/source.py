@@ -10,7 +10,7 @@ import asyncio
 import logging
 from typing import Any
 
-from ...cancel import CancelToken
+from ...cancel import CancelToken, set_on_cancel
 from ...errors import RunCancelled
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from .config import McpConfig
@@ -80,7 +80,7 @@ class McpSource:
         if not starts:
             return source
         fired = asyncio.Event()
-        unregister = _watch(cancel, fired)
+        unregister = set_on_cancel(cancel, fired)
         watcher = asyncio.create_task(fired.wait())
         all_started = asyncio.create_task(asyncio.wait(starts))
         try:
@@ -139,21 +139,6 @@ class McpSource:
 
     def __repr__(self) -> str:
         return f"McpSource({self.status()})"
-
-
-def _watch(cancel: CancelToken | None, fired: asyncio.Event) -> Any:
-    """Set ``fired`` on this loop when ``cancel`` fires (from any thread)."""
-    if cancel is None:
-        return lambda: None
-    loop = asyncio.get_running_loop()
-
-    def on_cancel() -> None:
-        try:
-            loop.call_soon_threadsafe(fired.set)
-        except RuntimeError:  # the loop is already closed
-            pass
-
-    return cancel.on_cancel(on_cancel)
 
 
 def _server_tools(server: ServerConnection) -> list[Tool]:
