@@ -382,29 +382,44 @@ class _Response:
         self._ended()
         return data
 
-    async def chunks(self) -> AsyncIterator[bytes]:
-        """The body as it arrives, decoded; a failure is a ``NetworkError``."""
+    def chunks(self) -> AsyncIterator[bytes]:
+        """The body as it arrives, decoded; a failure is a ``NetworkError``. Only the first
+        call reads: a later one yields nothing."""
         if self._consumed:
-            return
+            return _Nothing()
         self._consumed = True
+        return self
+
+    def __aiter__(self) -> _Response:
+        return self
+
+    async def __anext__(self) -> bytes:
+        # An iterator object rather than generators: nothing to finalize when a reader stops
+        # early, and one coroutine per piece instead of two generator layers (an SSE reader
+        # stops at its last event: each dropped generator cost a task and a loop wake-up,
+        # benchmarks/suite.py streaming).
         try:
-            async for raw in self._raw():
+            while True:
+                raw = await self._next_raw()
+                if raw is None:
+                    break
                 if self._decoder is None:
-                    yield raw
-                else:
-                    data = self._decoder.decompress(raw)
-                    if data:
-                        yield data
+                    return raw
+                data: bytes = self._decoder.decompress(raw)
+                if data:
+                    return data
             if self._decoder is not None:
-                tail = self._decoder.flush()
+                tail: bytes = self._decoder.flush()
+                self._decoder = None
                 if tail:
-                    yield tail
+                    return tail
         except TimeoutError as exc:  # (an OSError: caught first)
             raise NetworkError("request timed out") from exc
         except (OSError, ssl.SSLError, asyncio.IncompleteReadError, zlib.error) as exc:
             raise NetworkError(_describe(exc)) from exc
         except (asyncio.LimitOverrunError, ValueError) as exc:
             raise NetworkError(f"malformed response body: {exc}") from exc
+        raise StopAsyncIteration
 
     def _ended(self) -> None:
         """Every byte of the body has been read: the connection may serve the next request."""
@@ -416,12 +431,13 @@ class _Response:
         if self._consumed and not self._conn.reusable and self._keep_alive:
             with contextlib.suppress(OSError, ValueError, asyncio.IncompleteReadError):
                 async with asyncio.timeout(_FINISH_SECONDS):
-                    async for _ in self._raw():
+                    while await self._next_raw() is not None:
                         pass
 
-    async def _raw(self) -> AsyncIterator[bytes]:
-        """The body's bytes as they arrive, before any content decoding. The framing state
-        lives on the response, so ``finish`` can go on where an abandoned reader stopped."""
+    async def _next_raw(self) -> bytes | None:
+        """The next piece of the body's bytes as they arrive, before any content decoding
+        (``None`` at its end). The framing state lives on the response, so ``finish`` can go
+        on where an abandoned reader stopped."""
         reader, timeout = self._conn.reader, self._timeout
         if self._dechunker is not None:
             chunks = self._dechunker
@@ -434,22 +450,34 @@ class _Response:
                     if chunks.rest:
                         raise ValueError("data after the last chunk")
                     self._ended()
-                for piece in pieces:
-                    yield piece
-        elif self._left is not None:
+                if pieces:
+                    # What one read brought, as one piece: a server that writes an SSE event
+                    # per chunk would otherwise cost a pass through every reader per event.
+                    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            return None
+        if self._left is not None:
             if self._left == 0:
                 self._ended()
-            while self._left > 0:
-                data = await _read(reader, min(self._left, _READ), timeout)
-                if not data:
-                    raise asyncio.IncompleteReadError(b"", self._left)
-                self._left -= len(data)
-                if self._left == 0:
-                    self._ended()
-                yield data
-        else:  # the body ends when the server closes the connection
-            while data := await _read(reader, _READ, timeout):
-                yield data
+                return None
+            data = await _read(reader, min(self._left, _READ), timeout)
+            if not data:
+                raise asyncio.IncompleteReadError(b"", self._left)
+            self._left -= len(data)
+            if self._left == 0:
+                self._ended()
+            return data
+        # the body ends when the server closes the connection
+        return await _read(reader, _READ, timeout) or None
+
+
+class _Nothing:
+    """An empty body iterator (the body was read already)."""
+
+    def __aiter__(self) -> _Nothing:
+        return self
+
+    async def __anext__(self) -> bytes:
+        raise StopAsyncIteration
 
 
 async def _read(reader: asyncio.StreamReader, size: int, limit: float | None) -> bytes:
