@@ -32,6 +32,8 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         value = json.loads(text)
     except RecursionError:
         raise JSONDepthError(max_depth) from None
+    if len(text) <= max_depth:  # too short to hold that many brackets (most SSE events)
+        return value
     opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
     if text.count(opening[0]) + text.count(opening[1]) > max_depth:  # type: ignore[arg-type]
         check_depth(value, max_depth)  # only text with that many brackets can be too deep

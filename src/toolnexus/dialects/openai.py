@@ -188,31 +188,34 @@ class _OpenAIStream:
         self._finish_reason: object = None
 
     def feed(self, event: JSONObject) -> list[str]:
-        if isinstance(event.get("error"), dict):
-            raise stream_error(event)
+        top = self._top
         for key, value in event.items():
             if key not in _NOT_TOP_LEVEL:
-                self._top[key] = value
-        if isinstance(event.get("usage"), dict):
-            self._usage = event["usage"]
+                top[key] = value
+            elif key == "error" and isinstance(value, dict):
+                raise stream_error(event)
+            elif key == "usage" and isinstance(value, dict):
+                self._usage = value
         choice = _choice_zero(event.get("choices"))
         if choice is None:
             return []
         if choice.get("finish_reason"):
             self._finish_reason = choice["finish_reason"]
         delta = choice.get("delta")
-        if not isinstance(delta, dict):
+        if not isinstance(delta, dict) or not delta:
             return []
-        pieces = delta.get("tool_calls")
-        for raw in pieces if isinstance(pieces, list) else ():
-            if isinstance(raw, dict):
-                self._add_call_piece(raw)
-        for name, parts in self._fields.items():
-            value = delta.get(name)
-            if isinstance(value, str) and value:
-                parts.append(value)
-        content = delta.get("content")
-        return [content] if isinstance(content, str) and content else []
+        content: str | None = None
+        # Only the keys a delta has, rather than a look-up for every field it might have.
+        for key, value in delta.items():
+            if key == "tool_calls":
+                for raw in value if isinstance(value, list) else ():
+                    if isinstance(raw, dict):
+                        self._add_call_piece(raw)
+            elif key in self._fields and isinstance(value, str) and value:
+                self._fields[key].append(value)
+                if key == "content":
+                    content = value
+        return [content] if content is not None else []
 
     def _add_call_piece(self, raw: JSONObject) -> None:
         index = raw.get("index")

@@ -84,10 +84,16 @@ class SSEDecoder:
             self._partial.append(lines[0])
             lines[0] = b"".join(self._partial)
             self._partial = []
+        data = self._data
         for line in lines:
+            # The two lines of a provider's event, data and blank, without a call each.
+            if line.startswith(b"data: "):
+                data.append(line[6:].decode("utf-8", errors="replace"))
+                continue
             self._line(line, out)
             if self.done:
                 return out
+            data = self._data
         if tail:
             self._partial.append(tail)
         return out
@@ -108,7 +114,8 @@ class SSEDecoder:
 
     def _line(self, raw: bytes, out: list[JSONObject]) -> None:
         if not raw:
-            self._dispatch(out)
+            if self._data:
+                self._dispatch(out)
             return
         if raw.startswith(b"data:"):  # other fields (event, id, retry) and comments are ignored
             value = raw[6:] if raw.startswith(b"data: ") else raw[5:]

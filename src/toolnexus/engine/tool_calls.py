@@ -58,8 +58,16 @@ class ToolRunner:
         self._info = info
         self._chain = chain(interceptors, "around_tool", self._innermost) if info else None
         self._executions = 0
-        self._progress: asyncio.Queue[Any] = asyncio.Queue()
+        self._queue: asyncio.Queue[Any] | None = None
         """Progress events, and a ``_WorkDone`` when the work ``with_progress`` runs ends."""
+
+    @property
+    def _progress(self) -> asyncio.Queue[Any]:
+        # Made when first needed: a run waiting on its model holds no queue (six objects
+        # the collector walks per run in flight: benchmarks/suite.py, concurrency).
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+        return self._queue
 
     async def run_all(self, uses: Sequence[ToolUse], turn: int) -> list[Outcome]:
         """Run every call concurrently; outcomes come back in call order."""
