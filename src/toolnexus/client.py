@@ -310,7 +310,8 @@ class Client:
         ``history`` continues a transcript (it wins over the store); ``conversation_id`` loads
         and saves the transcript in the client's store. ``on_event`` sees every event but text.
         """
-        run = RunInput(prompt, toolkit, history, conversation_id, cancel)
+        quiet = on_event is None  # the loop makes only the events someone reads
+        run = RunInput(prompt, toolkit, history, conversation_id, cancel, quiet=quiet)
         return await self._drain(self._engine.events(run), on_event)
 
     def run_sync(

@@ -57,6 +57,9 @@ class RunInput:
     stream: bool = False
     resume: tuple[Request, Answer] | None = None
     """Set by ``run_with_answer``: the halted request and the host's answer."""
+    quiet: bool = False
+    """Only the ``DoneEvent`` is wanted (``run`` without ``on_event``): no usage, tool-call or
+    tool-result event is made."""
 
 
 @dataclass(slots=True)
@@ -74,6 +77,7 @@ class _RunState:
     stop_reason: str | None = None
     """Of the last model reply."""
     last_message: JSONObject | None = None
+    quiet: bool = False
     """The last assistant message this run appended."""
 
     def record(self, use: ToolUse, args: JSONObject, result: ToolResult) -> None:
@@ -108,7 +112,7 @@ class Engine:
     def events(self, run: RunInput) -> AsyncGenerator[Event, None]:
         """The run as a stream of events, under its deadline and cancel token."""
         scope = RunScope(run.cancel, self.timeout_ms)
-        state = _RunState(started=time.perf_counter())
+        state = _RunState(started=time.perf_counter(), quiet=run.quiet)
         state.interceptors = interceptors = self.interceptors
         if interceptors:
             state.info = RunInfo(
@@ -215,7 +219,8 @@ class Engine:
                 await call_hook(
                     self.hooks.after_llm, {**payload, "style": self.dialect.name}, name="after_llm"
                 )
-            yield UsageEvent(snapshot(state.usage))
+            if not state.quiet:
+                yield UsageEvent(snapshot(state.usage))
             if not reply.tool_uses:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
@@ -329,8 +334,9 @@ class Engine:
         self, runner: ToolRunner, uses: list[ToolUse], turn: int, state: _RunState
     ) -> AsyncGenerator[Event, None]:
         """Announce, run and settle one turn's calls; leaves the results in ``turn_results``."""
-        for use in uses:
-            yield ToolCallEvent(use.id, use.name, snapshot(use.args))
+        if not state.quiet:
+            for use in uses:
+                yield ToolCallEvent(use.id, use.name, snapshot(use.args))
         outcomes: list[Outcome] = []
         async for item in runner.with_progress(runner.run_all(uses, turn)):
             if isinstance(item, Finished):
@@ -363,7 +369,8 @@ class Engine:
                         yield step
             state.record(use, outcome.args, result)
             results.append((use.id, result))
-            yield ToolResultEvent(use.id, use.name, result.output, result.is_error)
+            if not state.quiet:
+                yield ToolResultEvent(use.id, use.name, result.output, result.is_error)
         state.turn_results = results
 
     async def _answer(
