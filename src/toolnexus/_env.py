@@ -11,6 +11,8 @@ from ._redact import add_secret
 __all__ = ["expand_env", "expand_headers", "unsendable", "unset_variables"]
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
+_UNSENDABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+"""A control character other than tab (the API key is checked with it at every run)."""
 
 
 def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
@@ -38,7 +40,7 @@ def expand_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 
 def unsendable(text: str) -> bool:
     """Whether ``text`` has a character no HTTP header may carry (a line break, NUL, DEL...)."""
-    return any((ord(ch) < 32 and ch != "\t") or ord(ch) == 127 for ch in text)
+    return _UNSENDABLE.search(text) is not None
 
 
 def unset_variables(values: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
