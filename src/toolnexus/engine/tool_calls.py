@@ -125,13 +125,7 @@ class ToolRunner:
 
     def context(self, answer: Answer | None = None, *, use: ToolUse | None = None) -> ToolContext:
         """The context of one call; its progress reports become ``ToolProgressEvent`` s."""
-        progress = None
-        if use is not None:
-            queue, call_id, name = self._progress, use.id, use.name
-
-            def progress(done: float, total: float | None, message: str | None) -> None:
-                queue.put_nowait(ToolProgressEvent(call_id, name, done, total, message))
-
+        progress = _Progress(self._progress, use.id, use.name) if use is not None else None
         return ToolContext(
             cancel=self._scope.cancel,
             timeout=self._scope.remaining(),
@@ -227,6 +221,21 @@ class ToolRunner:
     def _source(self, name: str) -> ToolSource:
         found = self._toolkit.get(name) if self._toolkit is not None else None
         return found.source if found is not None else "custom"
+
+
+class _Progress:
+    """A call's ``ToolContext.progress``: each report becomes a ``ToolProgressEvent``. (One
+    object per call where a closure made five, for the collector to walk.)"""
+
+    __slots__ = ("call_id", "name", "queue")
+
+    def __init__(self, queue: asyncio.Queue[Any], call_id: str, name: str) -> None:
+        self.queue = queue
+        self.call_id = call_id
+        self.name = name
+
+    def __call__(self, done: float, total: float | None, message: str | None) -> None:
+        self.queue.put_nowait(ToolProgressEvent(self.call_id, self.name, done, total, message))
 
 
 class _WorkDone:
