@@ -45,6 +45,12 @@ def _shared_flags() -> argparse.ArgumentParser:
         help="folder of SKILL.md skills (repeatable)",
     )
     group.add_argument("--no-builtins", action="store_true", help="leave out the built-in tools")
+    group.add_argument(
+        "--tokens",
+        metavar="FILE",
+        help="keep the OAuth tokens of MCP servers in FILE, so the next command signs in "
+        "without asking (default: in memory, for this command only)",
+    )
     return shared
 
 
