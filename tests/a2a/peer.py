@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -45,7 +46,8 @@ CARD_PATH = "/.well-known/agent-card.json"
 
 @dataclass
 class Seen:
-    """What the peer saw: messages (task id, context id, text), cancels, request headers."""
+    """What the peer saw: messages (task id, context id, text), cancels, request headers and
+    the JSON body of every request."""
 
     messages: list[tuple[str, str, str]] = field(default_factory=list)
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
@@ -53,6 +55,8 @@ class Seen:
     cancelled: list[str] = field(default_factory=list)
     cancel_seen: asyncio.Event = field(default_factory=asyncio.Event)
     headers: list[dict[str, str]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    """JSON-RPC requests in arrival order (method, params, ...)."""
     release: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -121,11 +125,24 @@ class _RecordHeaders:
         self.app, self.seen = app, seen
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            self.seen.headers.append(
-                {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            )
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        self.seen.headers.append(
+            {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        )
+        body = bytearray()
+
+        async def recording_receive() -> Any:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.extend(message.get("body", b""))
+                if not message.get("more_body", False) and body:
+                    with contextlib.suppress(ValueError):
+                        self.seen.calls.append(json.loads(bytes(body)))
+            return message
+
+        await self.app(scope, recording_receive, send)
 
 
 def make_card(url: str, name: str = "Paint Shop", *, skills: int = 2) -> AgentCard:

@@ -68,6 +68,26 @@ async def test_a_completed_task_returns_the_text_of_every_artifact_in_order(
     assert isinstance(meta["ms"], float)
 
 
+async def test_a_call_sends_the_message_to_return_at_once_then_polls_the_task_until_completed(
+    peer: Peer, shop: Toolkit
+) -> None:
+    result = await shop.execute(PAINT, {"task": "a blue door"})
+
+    assert not result.is_error, result.output
+    assert result.output == "echo: a blue door\nbytes: 11"
+    task_id, _ = task_of(peer, "a blue door")
+    send, *polls = peer.seen.calls
+    assert send["method"] == "SendMessage"
+    assert send["params"]["configuration"]["returnImmediately"] is True
+    assert send["params"]["message"]["parts"] == [{"text": "a blue door"}]
+    assert polls, "the task is polled at least once"
+    assert [(c["method"], c["params"]) for c in polls] == [("GetTask", {"id": task_id})] * len(
+        polls
+    )
+    meta = result.metadata or {}
+    assert (meta["state"], meta["polls"]) == ("completed", len(polls))
+
+
 async def test_every_call_carries_the_protocol_version_and_the_expanded_headers(
     peer: Peer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
