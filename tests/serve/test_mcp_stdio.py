@@ -16,6 +16,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from .conftest import text_of
+from .kit import make_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMIT = 30.0
@@ -42,10 +43,15 @@ async def test_stdio_lists_calls_concurrently_and_reports_errors() -> None:
         failed = await session.call_tool("boom", {})
         with pytest.raises(MCPError) as caught:
             await session.call_tool("nope", {})
-    assert [t.name for t in listed.tools] == ["echo", "boom", "wait"]
+    assert [(t.name, t.description, t.input_schema) for t in listed.tools] == [
+        (t.name, t.description, t.input_schema) for t in make_tools()
+    ]
     assert text_of(quick) == "quick"
     assert text_of(echoed) == "over stdio"
     assert not echoed.is_error
+    assert echoed.content[0].type == "text"
+    assert echoed.structured_content is None
+    assert echoed.meta is None
     assert failed.is_error
     assert "boom went the tool" in text_of(failed)
     assert caught.value.code == -32602
