@@ -8,6 +8,7 @@ executor is ours, and it acts on the words of the task it receives:
 - ``ask``: ``input-required`` with the prompt ``Which colour?``; the answer completes the same
   task with ``painted <answer>``;
 - ``hang``: works until cancelled (or until the peer stops);
+- ``later``: works until the test releases it, then completes with ``done: <text>``;
 - ``reply``: answers with a direct message instead of a task;
 - ``quiet``: completes with only a status message, no artifact;
 - anything else: completes with two artifacts, ``echo: <text>`` and ``bytes: <n>``.
@@ -57,6 +58,8 @@ class Seen:
     headers: list[dict[str, str]] = field(default_factory=list)
     calls: list[dict[str, Any]] = field(default_factory=list)
     """JSON-RPC requests in arrival order (method, params, ...)."""
+    polled: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a ``GetTask`` request has arrived."""
     release: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -106,6 +109,10 @@ class ScriptedExecutor(AgentExecutor):
             await updater.requires_auth(say("sign in first"))
         elif text.startswith("hang"):
             await self.seen.release.wait()
+        elif text.startswith("later"):
+            await self.seen.release.wait()
+            await updater.add_artifact([Part(text=f"done: {text}")])
+            await updater.complete()
         elif text.startswith("quiet"):
             await updater.complete(say("all done, nothing to show"))
         else:
@@ -139,7 +146,10 @@ class _RecordHeaders:
                 body.extend(message.get("body", b""))
                 if not message.get("more_body", False) and body:
                     with contextlib.suppress(ValueError):
-                        self.seen.calls.append(json.loads(bytes(body)))
+                        call = json.loads(bytes(body))
+                        self.seen.calls.append(call)
+                        if isinstance(call, dict) and call.get("method") == "GetTask":
+                            self.seen.polled.set()
             return message
 
         await self.app(scope, recording_receive, send)

@@ -71,16 +71,22 @@ async def test_a_completed_task_returns_the_text_of_every_artifact_in_order(
 async def test_a_call_sends_the_message_to_return_at_once_then_polls_the_task_until_completed(
     peer: Peer, shop: Toolkit
 ) -> None:
-    result = await shop.execute(PAINT, {"task": "a blue door"})
+    call = asyncio.ensure_future(shop.execute(PAINT, {"task": "later please"}))
+    async with asyncio.timeout(5):
+        await peer.seen.polled.wait()  # the unfinished task is being polled
+        peer.seen.release.set()
+        result = await call
 
     assert not result.is_error, result.output
-    assert result.output == "echo: a blue door\nbytes: 11"
-    task_id, _ = task_of(peer, "a blue door")
+    assert result.output == "done: later please"
+    task_id, _ = task_of(peer, "later please")
     send, *polls = peer.seen.calls
     assert send["method"] == "SendMessage"
-    assert send["params"]["configuration"]["returnImmediately"] is True
-    assert send["params"]["message"]["parts"] == [{"text": "a blue door"}]
-    assert polls, "the task is polled at least once"
+    assert send["params"]["configuration"] == {"returnImmediately": True}
+    assert send["params"]["message"]["role"] == "ROLE_USER"
+    assert send["params"]["message"]["messageId"]
+    assert send["params"]["message"]["parts"] == [{"text": "later please"}]
+    assert polls
     assert [(c["method"], c["params"]) for c in polls] == [("GetTask", {"id": task_id})] * len(
         polls
     )
