@@ -20,12 +20,13 @@ import functools
 import sys
 import threading
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import ConfigError
+from .per_loop import PerLoop
 
 if TYPE_CHECKING:
     import aiohttp
@@ -234,8 +235,9 @@ class AiohttpTransport:
     def __init__(self, session: aiohttp.ClientSession | None = None) -> None:
         self._injected = session
         self._binding = _LoopBinding()
-        self._lock = threading.Lock()
-        self._sessions: dict[asyncio.AbstractEventLoop, _Pool] = {}
+        self._sessions: PerLoop[aiohttp.ClientSession] = PerLoop(
+            _new_session, _close_session, _detach_session
+        )
 
     @property
     def injected(self) -> bool:
@@ -246,40 +248,7 @@ class AiohttpTransport:
         if self._injected is not None:
             self._binding.check()
             return self._injected
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            pool = self._sessions.get(loop)
-            if pool is not None and not pool.session.closed:
-                return pool.session
-            stale = self._drop_closed_loops()
-            pool = self._sessions[loop] = _Pool(self._new_session())
-        for old in stale:
-            old.session.detach()  # its loop is closed: nothing left to await
-        pool.keeper = self._keep(loop, pool)
-        await anext(pool.keeper)  # registers with the loop, which closes it at shutdown
-        return pool.session
-
-    @staticmethod
-    def _new_session() -> aiohttp.ClientSession:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
-        return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
-
-    def _drop_closed_loops(self) -> list[_Pool]:
-        """Forget the pools of loops that closed without shutting them down (lock held)."""
-        closed = [loop for loop in self._sessions if loop.is_closed()]
-        return [self._sessions.pop(loop) for loop in closed]
-
-    async def _keep(self, loop: asyncio.AbstractEventLoop, pool: _Pool) -> AsyncGenerator[None]:
-        """Lives as long as ``pool`` on ``loop``; closing it closes the session, on that loop."""
-        try:
-            yield
-        finally:
-            with self._lock:
-                if self._sessions.get(loop) is pool:
-                    del self._sessions[loop]
-            await pool.session.close()
+        return await self._sessions.get()
 
     async def request(
         self,
@@ -344,26 +313,22 @@ class AiohttpTransport:
 
     async def aclose(self) -> None:
         """Close this loop's pool (pools of running loops close when those loops shut down)."""
-        current = asyncio.get_running_loop()
-        with self._lock:
-            pool = self._sessions.pop(current, None)
-            stale = self._drop_closed_loops()
-        for old in stale:
-            old.session.detach()
-        if pool is not None:
-            if pool.keeper is not None:
-                await pool.keeper.aclose()
-            await pool.session.close()
+        await self._sessions.aclose()
 
 
-class _Pool:
-    """One loop's session, and the async generator that closes it when the loop shuts down."""
+def _new_session() -> aiohttp.ClientSession:
+    import aiohttp
 
-    __slots__ = ("keeper", "session")
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
+    return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=None))
 
-    def __init__(self, session: aiohttp.ClientSession) -> None:
-        self.session = session
-        self.keeper: AsyncGenerator[None] | None = None
+
+async def _close_session(session: aiohttp.ClientSession) -> None:
+    await session.close()
+
+
+def _detach_session(session: aiohttp.ClientSession) -> None:
+    session.detach()  # its loop is closed: nothing left to await
 
 
 class _AiohttpStream:

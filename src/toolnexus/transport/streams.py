@@ -16,16 +16,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import threading
 import time
 import zlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from .chunked import Dechunker
 from .http import HttpResponse, NetworkError, read_capped
+from .per_loop import PerLoop
 
 __all__ = ["StreamTransport"]
 
@@ -45,8 +45,7 @@ class StreamTransport:
     """The default transport of a client's model calls (``http_client`` replaces it)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pools: dict[asyncio.AbstractEventLoop, _Pool] = {}
+        self._pools: PerLoop[_Pool] = PerLoop(_Pool, _close_pool, _Pool.close)
         self._tls: ssl.SSLContext | None = None
         self._target: _Target | None = None
         """The last URL sent to, parsed."""
@@ -55,30 +54,6 @@ class StreamTransport:
     def injected(self) -> bool:
         """Always ``False``: the connections belong to the transport."""
         return False
-
-    async def _pool(self) -> _Pool:
-        loop = asyncio.get_running_loop()
-        with self._lock:
-            pool = self._pools.get(loop)
-            if pool is not None:
-                return pool
-            stale = [self._pools.pop(old) for old in list(self._pools) if old.is_closed()]
-            pool = self._pools[loop] = _Pool()
-        for old in stale:
-            old.close()  # its loop is closed: nothing left to await
-        pool.keeper = self._keep(loop, pool)
-        await anext(pool.keeper)  # registers with the loop, which closes it at shutdown
-        return pool
-
-    async def _keep(self, loop: asyncio.AbstractEventLoop, pool: _Pool) -> AsyncGenerator[None]:
-        """Lives as long as ``pool`` on ``loop``; closing it closes the pool's connections."""
-        try:
-            yield
-        finally:
-            with self._lock:
-                if self._pools.get(loop) is pool:
-                    del self._pools[loop]
-            pool.close()
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -134,7 +109,7 @@ class StreamTransport:
         max_bytes: int | None = None,
     ) -> HttpResponse:
         """One request, its whole response read within ``time_limit`` seconds."""
-        pool = await self._pool()
+        pool = await self._pools.get()
         conn: _Connection | None = None
         try:
             async with asyncio.timeout(time_limit):
@@ -158,7 +133,7 @@ class StreamTransport:
         read_timeout: float | None = None,
     ) -> AsyncIterator[_Response]:
         """A response whose body is read as it arrives; ``read_timeout`` bounds each wait."""
-        pool = await self._pool()
+        pool = await self._pools.get()
         conn: _Connection | None = None
         try:
             try:
@@ -174,16 +149,11 @@ class StreamTransport:
 
     async def aclose(self) -> None:
         """Close this loop's pool (pools of running loops close when those loops shut down)."""
-        current = asyncio.get_running_loop()
-        with self._lock:
-            pool = self._pools.pop(current, None)
-            stale = [self._pools.pop(old) for old in list(self._pools) if old.is_closed()]
-        for old in stale:
-            old.close()
-        if pool is not None:
-            if pool.keeper is not None:
-                await pool.keeper.aclose()
-            pool.close()
+        await self._pools.aclose()
+
+
+async def _close_pool(pool: _Pool) -> None:
+    pool.close()
 
 
 class _Target:
@@ -212,11 +182,10 @@ class _Target:
 class _Pool:
     """Idle connections by ``(scheme, host, port)``, the most recently used first."""
 
-    __slots__ = ("idle", "keeper")
+    __slots__ = ("idle",)
 
     def __init__(self) -> None:
         self.idle: dict[tuple[str, str, int], list[_Connection]] = {}
-        self.keeper: AsyncGenerator[None] | None = None
 
     def take(self, key: tuple[str, str, int]) -> _Connection | None:
         conns = self.idle.get(key)
