@@ -12,7 +12,7 @@ _DESCRIPTION = (
     "text and whether it is completed. Returns the list as [x]/[ ] lines."
 )
 
-_TODO: JSONObject = {
+_TODO_ITEM: JSONObject = {
     "type": "object",
     "properties": {
         "id": {"type": "string"},
@@ -28,7 +28,7 @@ def tools(scope: BuiltinScope) -> list[Tool]:
     """The ``todowrite`` tool (``scope`` is not needed: it touches nothing)."""
     del scope
     properties: JSONObject = {
-        "todos": {"type": "array", "items": _TODO, "description": "The complete todo list."}
+        "todos": {"type": "array", "items": _TODO_ITEM, "description": "The complete todo list."}
     }
     return [builtin("todowrite", _DESCRIPTION, properties, ["todos"], _todowrite)]
 
