@@ -10,7 +10,11 @@ WORKER = Path(__file__).with_name("save_worker.py")
 
 
 def save_from_processes(kind: str, target: str, namespace: str, processes: int, ids: int) -> None:
-    """Run ``processes`` workers at once, each saving ``ids`` distinct ids; all must succeed."""
+    """Run ``processes`` workers at once, each saving ``ids`` distinct ids; all must succeed.
+
+    Every worker is waited for (or killed) before this returns, even when one of them fails,
+    so a failure never leaves processes or pipes behind for a later test to trip over.
+    """
     running = [
         subprocess.Popen(
             [sys.executable, str(WORKER), kind, target, namespace, str(worker), str(ids)],
@@ -20,7 +24,16 @@ def save_from_processes(kind: str, target: str, namespace: str, processes: int, 
         )
         for worker in range(processes)
     ]
-    for process in running:
-        out, err = process.communicate(timeout=120)
-        assert process.returncode == 0, err
+    results: list[tuple[int | None, str, str]] = []
+    try:
+        for process in running:
+            out, err = process.communicate(timeout=120)
+            results.append((process.returncode, out, err))
+    finally:
+        for process in running:
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
+    for returncode, out, err in results:
+        assert returncode == 0, err
         assert out.strip() == f"saved {ids}", out

@@ -91,6 +91,20 @@ async def test_eight_processes_saving_two_hundred_ids_each_lose_nothing(table: s
     await store.close()
 
 
+async def test_many_stores_creating_one_new_table_at_once_all_succeed(table: str) -> None:
+    # Unguarded, concurrent CREATE TABLE IF NOT EXISTS of one name fails now and then on the
+    # table's row type ("already exists"); each store here opens its own pool at once.
+    for attempt in range(5):
+        name = f"{table} {attempt}"
+        stores = [PostgresConversationStore(POSTGRES_DSN, table=name) for _ in range(12)]
+        try:
+            await asyncio.gather(*(s.save(f"c{i}", TRANSCRIPT) for i, s in enumerate(stores)))
+            assert [await s.get(f"c{i}") for i, s in enumerate(stores)] == [TRANSCRIPT] * 12
+        finally:
+            await asyncio.gather(*(s.close() for s in stores))
+            await query(f'DROP TABLE IF EXISTS "{name}"')
+
+
 def test_a_bad_connection_string_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="bad connection string"):
         PostgresConversationStore("no-equals-sign here")

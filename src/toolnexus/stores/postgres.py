@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresConversationStore"]
 
+_CREATE_LOCK = "SELECT pg_advisory_xact_lock(hashtext(%s))"
+
 
 class PostgresConversationStore:
     """Conversation transcripts in a PostgreSQL table (JSONB), through a connection pool.
@@ -129,10 +131,12 @@ class PostgresConversationStore:
             )
             try:
                 await pool.open(wait=True, timeout=self._timeout)
-                async with pool.connection() as conn:
+                async with pool.connection() as conn, conn.transaction():
+                    # CREATE TABLE IF NOT EXISTS is not safe against itself: two processes
+                    # creating the same table at once can fail on its row type. A lock per
+                    # table name, held to the end of this transaction, puts them in a line.
+                    await conn.execute(_CREATE_LOCK, (f"toolnexus:{self.table}",))
                     await conn.execute(self._create)
-            except (self._psycopg.errors.UniqueViolation, self._psycopg.errors.DuplicateTable):
-                pass  # another process created it at the same moment
             except BaseException:
                 await pool.close()
                 raise
