@@ -39,13 +39,13 @@ from bench.concurrency import concurrency
 from bench.report import chart, table
 
 CASES = (
+    "import",  # first, while nothing else has run on the machine
     "scenario_mcp",
     "scenario_python",
     "streaming",
     "concurrency",
     "growth",
     "mcp_startup",
-    "import",
 )
 
 

@@ -13,7 +13,6 @@ from . import schemas
 from ._redact import redact, redact_exception, redact_value, secret_in
 from .cancel import CancelToken
 from .errors import ConfigError, RunCancelled
-from .tools.builtin import builtin_scope, builtin_tools, select_builtins
 from .tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
 from .types import JSONObject, Tool, ToolContext, ToolResult
 
@@ -323,6 +322,8 @@ async def create_toolkit(
             config = await asyncio.to_thread(load_mcp_config, mcp_config)
         if builtins is None and config.builtins is not None:
             builtins = config.builtins
+    from .tools.builtin import builtin_scope, builtin_tools, select_builtins
+
     scope = builtin_scope(builtins)
     builtin = select_builtins(builtins, builtin_tools(scope))
 

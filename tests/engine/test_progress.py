@@ -73,3 +73,21 @@ async def test_a_tool_run_outside_a_loop_has_no_progress_callback() -> None:
     await toolkit.execute("t", {}, ToolContext())
     assert seen[0] is not None
     assert seen[0].progress is None
+
+
+async def test_a_run_nobody_watches_still_gives_tools_a_progress_callback(
+    stub: StubLLMServer, make_client: MakeClient
+) -> None:
+    # ``run`` without ``on_event`` wants no event but the last, so reports go nowhere; a tool
+    # that reports anyway must work exactly as it does in a watched run.
+    stub.enqueue(
+        reply.tool_calls(reply.call("work", id="c1"), reply.call("work", id="c2")),
+        reply.text("ok"),
+    )
+    toolkit = await toolkit_of(make_tool("work", reporting))
+    result = await make_client("openai").run("hi", toolkit)
+    assert result.text == "ok"
+    assert [(c.id, c.output, c.is_error) for c in result.tool_calls] == [
+        ("c1", "done", False),
+        ("c2", "done", False),
+    ]

@@ -165,7 +165,13 @@ class Engine:
         headers = self.headers()
         toolkit = run.toolkit
         runner = ToolRunner(
-            toolkit, self.hooks, self.metrics, scope, state.interceptors, state.info
+            toolkit,
+            self.hooks,
+            self.metrics,
+            scope,
+            state.interceptors,
+            state.info,
+            quiet=run.quiet,
         )
         # The schemas are shared with the tools unless an interceptor sees the body as sent:
         # hooks and body_transform get copies of their own. A copy per run cost twice the

@@ -14,7 +14,7 @@ from ..events import ToolProgressEvent
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit, bounded_result
-from ..types import JSONObject, ToolContext, ToolResult, ToolSource
+from ..types import JSONObject, ProgressFn, ToolContext, ToolResult, ToolSource
 from .hooks import Hooks, call_hook
 from .interceptors import Interceptor, RunInfo, ToolExecution, chain
 from .scope import RunScope
@@ -50,8 +50,14 @@ class ToolRunner:
         scope: RunScope,
         interceptors: Sequence[Interceptor] = (),
         info: RunInfo | None = None,
+        *,
+        quiet: bool = False,
     ) -> None:
         self._toolkit = toolkit
+        self._quiet = quiet
+        """No event but the last is wanted: progress reports go nowhere, and the work runs in
+        the caller's task (a task and a queue less per tool turn: benchmarks/suite.py, the
+        fixed scenario with Python tools)."""
         self._hooks = hooks
         self._metrics = metrics
         self._scope = scope
@@ -125,7 +131,9 @@ class ToolRunner:
 
     def context(self, answer: Answer | None = None, *, use: ToolUse | None = None) -> ToolContext:
         """The context of one call; its progress reports become ``ToolProgressEvent`` s."""
-        progress = _Progress(self._progress, use.id, use.name) if use is not None else None
+        progress: ProgressFn | None = None
+        if use is not None:
+            progress = _unheard if self._quiet else _Progress(self._progress, use.id, use.name)
         return ToolContext(
             cancel=self._scope.cancel,
             timeout=self._scope.remaining(),
@@ -137,6 +145,9 @@ class ToolRunner:
         self, work: Coroutine[Any, Any, T]
     ) -> AsyncIterator[ToolProgressEvent | Finished[T]]:
         """Run ``work``, yielding the progress its calls report and finally its result."""
+        if self._quiet:
+            yield Finished(await work)
+            return
         queue = self._progress
         end = _WorkDone()
         task = asyncio.ensure_future(work)
@@ -236,6 +247,10 @@ class _Progress:
 
     def __call__(self, done: float, total: float | None, message: str | None) -> None:
         self.queue.put_nowait(ToolProgressEvent(self.call_id, self.name, done, total, message))
+
+
+def _unheard(done: float, total: float | None, message: str | None) -> None:
+    """The progress callback of a quiet run's calls: nobody reads their reports."""
 
 
 class _WorkDone:
