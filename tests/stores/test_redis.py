@@ -17,7 +17,7 @@ from toolnexus.stores import RedisConversationStore
 
 from .concurrency import save_from_processes
 from .conformance import TRANSCRIPT, DurableStoreConformance, StoreFactory
-from .services import REDIS_URL, need
+from .services import REDIS_URL, REQUIRED, need
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
 
@@ -165,6 +165,8 @@ class OwnRedis:
 @pytest.fixture
 def own_redis() -> Iterator[OwnRedis]:
     if shutil.which("redis-server") is None:
+        if REQUIRED:
+            pytest.fail("redis-server is not installed, and TOOLNEXUS_REQUIRE_SERVICES=1 needs it")
         pytest.skip("redis-server is not installed")
     server = OwnRedis()
     server.start()
