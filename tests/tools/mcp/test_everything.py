@@ -8,7 +8,20 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from toolnexus import Answer, Request, ToolContext, Toolkit, create_toolkit
+from tests.running import MakeClient
+from toolnexus import (
+    Answer,
+    DoneEvent,
+    Event,
+    Request,
+    ToolCallEvent,
+    ToolContext,
+    Toolkit,
+    ToolProgressEvent,
+    ToolResultEvent,
+    create_toolkit,
+)
+from toolnexus.testing import StubLLMServer, reply
 
 from .everything import Everything, everything_or_skip, stop
 
@@ -92,6 +105,38 @@ async def test_progress_reaches_the_tool_context(kit: Toolkit) -> None:
     result = await kit.execute("ev_trigger-long-running-operation", args, ctx)
     assert "completed" in result.output
     assert seen == [(1, 3), (2, 3), (3, 3)]
+
+
+async def test_a_streamed_run_shows_the_servers_progress_between_call_and_result(
+    kit: Toolkit, stub: StubLLMServer, make_client: MakeClient
+) -> None:
+    args = {"duration": 0.3, "steps": 3}
+    stub.enqueue(
+        reply.tool_calls(reply.call("ev_trigger-long-running-operation", args, id="c1")),
+        reply.text("finished"),
+    )
+    seen: list[Event] = []
+    async for event in make_client("openai").stream("go", kit):
+        if isinstance(event, ToolCallEvent | ToolProgressEvent | ToolResultEvent | DoneEvent):
+            seen.append(event)
+    assert [type(e).__name__ for e in seen] == [
+        "ToolCallEvent",
+        "ToolProgressEvent",
+        "ToolProgressEvent",
+        "ToolProgressEvent",
+        "ToolResultEvent",
+        "DoneEvent",
+    ]
+    progress = [e for e in seen if isinstance(e, ToolProgressEvent)]
+    assert [(p.id, p.progress, p.total) for p in progress] == [
+        ("c1", 1, 3),
+        ("c1", 2, 3),
+        ("c1", 3, 3),
+    ]
+    result = seen[-2]
+    assert isinstance(result, ToolResultEvent)
+    assert "completed" in result.output
+    assert not result.is_error
 
 
 async def test_elicitation_answers_get_the_schema_defaults(kit: Toolkit) -> None:
