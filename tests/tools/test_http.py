@@ -8,6 +8,7 @@ import logging
 import socket
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -354,3 +355,59 @@ async def test_an_injected_httpx_client_times_out_as_an_error_result(
         async with asyncio.timeout(5):
             result = await _call(server, "/slow", {}, timeout=0.2, http_client=client)
     assert result.is_error is True
+
+
+# Read cap -----------------------------------------------------------------------------------------
+
+_CAP = 1000
+_HUGE = 64 * 1024 * 1024
+"""Far more than the sockets between client and server can buffer: writing it all takes a
+reader, so a server that finishes proves the client read past its cap."""
+
+
+@asynccontextmanager
+async def _oversize_server(*, chunked: bool) -> AsyncIterator[tuple[str, asyncio.Future[str]]]:
+    """Serves ``_HUGE`` bytes of ``x``; the future says whether the write ``finished`` or the
+    client ``closed`` the connection first."""
+    outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        if chunked:
+            response.enable_chunked_encoding()
+        else:
+            response.content_length = _HUGE
+        await response.prepare(request)
+        piece = b"x" * 65536
+        try:
+            for _ in range(_HUGE // len(piece)):
+                await response.write(piece)
+            await response.write_eof()
+        except ConnectionError:
+            outcome.set_result("closed")
+        else:
+            outcome.set_result("finished")
+        return response
+
+    async with serving(handle) as base:
+        yield base, outcome
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+async def test_a_reply_over_max_response_bytes_is_cut_and_the_rest_is_never_read(
+    chunked: bool,
+) -> None:
+    async with _oversize_server(chunked=chunked) as (base, outcome), asyncio.timeout(10):
+        made = http_tool(
+            name="big",
+            description="A huge reply.",
+            url=base + "/big",
+            input_schema=ANY_OBJECT,
+            max_response_bytes=_CAP,
+        )
+        result = await made.execute({}, None)
+        assert await outcome == "closed"
+    assert result == ToolResult(
+        "x" * _CAP + f"\n[response truncated at {_CAP} bytes]",
+        metadata={"status": 200, "truncated": True},
+    )

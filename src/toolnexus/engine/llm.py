@@ -239,11 +239,8 @@ class LLMCaller:
 
     async def _read(self, resp: StreamResponse) -> bytes:
         """A streamed response's whole body, within ``max_response_bytes``."""
-        length = resp.headers.get("Content-Length")
         try:
-            return await read_capped(
-                resp.chunks(), self.max_response_bytes, status=resp.status, length=length
-            )
+            return await read_capped(resp.chunks(), self.max_response_bytes, status=resp.status)
         except BodyTooLarge as exc:
             raise self._too_large(exc.status) from None
 

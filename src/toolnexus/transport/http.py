@@ -62,15 +62,12 @@ class BodyTooLarge(Exception):
         """The first ``limit`` bytes."""
 
 
-async def read_capped(
-    chunks: AsyncIterator[bytes], limit: int | None, *, status: int = 0, length: str | None = None
-) -> bytes:
+async def read_capped(chunks: AsyncIterator[bytes], limit: int | None, *, status: int = 0) -> bytes:
     """Join ``chunks``; past ``limit`` bytes raise ``BodyTooLarge`` (with the first ``limit``).
 
-    A ``Content-Length`` above the limit fails before anything is read.
+    A body whose ``Content-Length`` is over the limit is read up to the limit too, so its head
+    is kept as for a chunked one.
     """
-    if limit is not None and length is not None and length.isdigit() and int(length) > limit:
-        raise BodyTooLarge(status, limit, b"")
     parts: list[bytes] = []
     size = 0
     async for chunk in chunks:
@@ -274,9 +271,8 @@ class AiohttpTransport:
                 if max_bytes is None:
                     data = await resp.read()
                 else:
-                    length = resp.headers.get("Content-Length")
                     chunks = resp.content.iter_any()
-                    data = await read_capped(chunks, max_bytes, status=resp.status, length=length)
+                    data = await read_capped(chunks, max_bytes, status=resp.status)
                 return HttpResponse(resp.status, resp.headers, data)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
@@ -380,10 +376,7 @@ class HttpxTransport:
                 asyncio.timeout(time_limit),
                 self._client.stream(method, url, headers=dict(headers), content=body) as resp,
             ):
-                length = resp.headers.get("Content-Length")
-                data = await read_capped(
-                    resp.aiter_bytes(), max_bytes, status=resp.status_code, length=length
-                )
+                data = await read_capped(resp.aiter_bytes(), max_bytes, status=resp.status_code)
         except (httpx.TransportError, TimeoutError) as exc:
             raise NetworkError(_describe(exc)) from exc
         return HttpResponse(resp.status_code, resp.headers, data)

@@ -339,8 +339,7 @@ class _Response:
         """The whole body, within ``limit`` bytes (else ``BodyTooLarge``)."""
         size = self._left
         if size is None or self._decoder is not None or (limit is not None and size > limit):
-            length = self.headers.get("Content-Length")
-            return await read_capped(self.chunks(), limit, status=self.status, length=length)
+            return await read_capped(self.chunks(), limit, status=self.status)
         # The usual answer, a plain body of known length: one read, no generators.
         self._consumed = True
         try:
