@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -20,11 +21,13 @@ from toolnexus import (
     ToolCallEvent,
     ToolContext,
     ToolResult,
+    create_client,
     create_in_process_client,
     define_tool,
     pending,
     tool,
 )
+from toolnexus.client.create import _WIRE_ONLY
 from toolnexus.toolkit import Toolkit
 
 LIMIT = 10.0
@@ -221,11 +224,18 @@ async def test_an_unusable_answer_is_a_clear_llm_error(answer: object, fragment:
         await client.run("hi")
 
 
-@pytest.mark.parametrize("option", ["base_url", "style", "api_key", "http_client", "headers"])
+@pytest.mark.parametrize("option", sorted(_WIRE_ONLY))
 def test_wire_only_options_are_refused_by_name(option: str) -> None:
-    with pytest.raises(ConfigError, match=option) as caught:
+    with pytest.raises(ConfigError, match=f"does not take {option}:") as caught:
         create_in_process_client(model="m", generate=lambda r: {}, **{option: "x"})
     assert isinstance(caught.value, TypeError)
+
+
+def test_the_wire_only_options_are_the_create_client_options_an_in_process_client_lacks() -> None:
+    assert "max_response_bytes" in _WIRE_ONLY
+    over_http = set(inspect.signature(create_client).parameters)
+    in_process = set(inspect.signature(create_in_process_client).parameters)
+    assert over_http - in_process == set(_WIRE_ONLY)
 
 
 def test_bad_options_are_config_errors() -> None:

@@ -171,8 +171,8 @@ def create_in_process_client(
     stays free), a coroutine function, or an async generator yielding text deltas and
     optionally a final dict: then ``stream()`` and ``ask(on_text=...)`` show each delta.
     An exception from ``generate`` raises ``LLMError(status=None)`` with it as ``__cause__``.
-    Wire-only options (``base_url``, ``style``, ``api_key``, ``http_client``, ``headers``)
-    raise ``ConfigError`` (also a ``TypeError``) naming them.
+    Wire-only options (``base_url``, ``style``, ``api_key``, ``http_client``, ``headers``,
+    ``max_response_bytes``) raise ``ConfigError`` (also a ``TypeError``) naming them.
     """
     if wire_options:
         wire = sorted(k for k in wire_options if k in _WIRE_ONLY)
