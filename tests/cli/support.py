@@ -117,3 +117,21 @@ def write_mcp_config(path: Path, *flags: str, extra: dict[str, Any] | None = Non
 def messages_text(request_json: dict[str, Any]) -> str:
     """Every message of a recorded request, as one JSON text (for containment checks)."""
     return json.dumps(request_json.get("messages", []), ensure_ascii=False)
+
+
+def with_imports_listed(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``toolnexus ARGS`` (stdin, stdout and stderr piped) with Python reporting every
+    import on stderr: the process, those reports taken out of its stderr, and the names of the
+    modules it imported."""
+    done = toolnexus(*args, env=clean_env(PYTHONPROFILEIMPORTTIME="1"))
+    modules: set[str] = set()
+    rest: list[str] = []
+    for line in done.stderr.splitlines(keepends=True):
+        if line.startswith("import time:"):
+            modules.add(line.rsplit("|", 1)[-1].strip())
+        else:
+            rest.append(line)
+    assert "toolnexus.cli" in modules, "the interpreter did not report its imports"
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout, "".join(rest)
+    ), modules

@@ -9,7 +9,7 @@ import pytest
 
 from toolnexus.testing import StubLLMServer, reply
 
-from .support import clean_env, messages_text, toolnexus, write_skill
+from .support import clean_env, messages_text, toolnexus, with_imports_listed, write_skill
 
 
 @pytest.fixture
@@ -47,6 +47,23 @@ def test_once_streams_text_to_stdout_and_tool_lines_to_stderr(
     assert all(r.stream for r in stub.requests)
     assert stub.requests[0].json["messages"][-1] == {"role": "user", "content": "hi"}
     assert "Say hello with the person" in messages_text(stub.requests[1].json)
+
+
+def test_piped_output_is_plain_and_rich_is_never_imported(
+    stub: StubLLMServer, skills: Path
+) -> None:
+    stub.enqueue(
+        reply.tool_calls(reply.call("skill", {"name": "greeting"})), reply.text("Hello, Maya!")
+    )
+
+    done, modules = with_imports_listed(
+        "run", *endpoint(stub), "--no-builtins", "--skills", str(skills), "--once", "hi"
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello, Maya!\n"
+    assert done.stderr.splitlines() == ['-> skill {"name":"greeting"}', "<- skill ok"]
+    assert not any(name == "rich" or name.startswith("rich.") for name in modules)
 
 
 def test_a_failing_tool_is_reported_as_error_on_stderr(stub: StubLLMServer, skills: Path) -> None:

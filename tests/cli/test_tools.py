@@ -9,7 +9,15 @@ from pathlib import Path
 
 import toolnexus as tn
 
-from .support import TIMEOUT, clean_env, script, toolnexus, write_mcp_config, write_skill
+from .support import (
+    TIMEOUT,
+    clean_env,
+    script,
+    toolnexus,
+    with_imports_listed,
+    write_mcp_config,
+    write_skill,
+)
 
 
 def test_tools_prints_the_skill_tool_and_exits_0(tmp_path: Path) -> None:
@@ -19,6 +27,18 @@ def test_tools_prints_the_skill_tool_and_exits_0(tmp_path: Path) -> None:
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "skill\t(skill)\n"
+
+
+def test_tools_piped_never_imports_rich(tmp_path: Path) -> None:
+    write_skill(tmp_path / "skills", "greeting", "Greet people warmly.")
+
+    done, modules = with_imports_listed(
+        "tools", "--no-builtins", "--skills", str(tmp_path / "skills")
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "skill\t(skill)\n"
+    assert not any(name == "rich" or name.startswith("rich.") for name in modules)
 
 
 def test_tools_json_is_a_valid_list_of_name_source_description(tmp_path: Path) -> None:
