@@ -206,18 +206,23 @@ async def test_the_run_joins_the_callers_trace_and_a_tools_span_is_a_child_of_it
 
 @pytest.mark.parametrize("mode", ASYNC_MODES)
 async def test_a_failing_model_call_marks_its_chat_span_and_the_run(
-    stub: StubLLMServer, traces: Traces, mode: str
+    stub: StubLLMServer, traces: Traces, style: str, mode: str
 ) -> None:
     stub.enqueue(reply.error(401, "no"))
-    client = traced(stub, traces)
+    client = traced(stub, traces, style)
     with pytest.raises(LLMError):
         await drive(client, mode)
     await client.aclose()
 
     (chat,) = traces.named("chat")
-    for span in (chat, traces.root()):
+    for span, operation in ((chat, "chat"), (traces.root(), "invoke_agent")):
         assert span.status.status_code is StatusCode.ERROR
-        assert attrs(span)["error.type"] == "AuthenticationError"  # the LLMError subclass for 401
+        assert attrs(span) == {
+            "gen_ai.operation.name": operation,
+            "gen_ai.provider.name": style,
+            "gen_ai.request.model": "test-model",
+            "error.type": "AuthenticationError",  # the LLMError subclass for 401
+        }
     assert traces.tracking.open == {}
 
 
