@@ -361,6 +361,66 @@ async def test_cancelling_the_parent_cancels_every_child() -> None:
     assert sorted(cancelled) == ["0", "1", "2"]
 
 
+async def test_closing_an_agent_ends_its_run_in_flight_closed_and_later_runs_too() -> None:
+    started = asyncio.Event()
+    calls = 0
+    cancelled: list[str] = []
+
+    async def generate(request: dict[str, Any]) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(last(request)["content"])
+            raise
+        return {"content": "never"}
+
+    worker = member("worker")
+    running = asyncio.ensure_future(worker.run("go", llm=llm(generate)))
+    async with asyncio.timeout(LIMIT):
+        await started.wait()
+        await worker.aclose()
+        result = await running
+    assert (result.text, result.status, result.turns) == ("worker was closed", "closed", 0)
+    assert cancelled == ["go"]
+
+    async with asyncio.timeout(LIMIT):
+        later = await worker.run("again", llm=llm(generate))
+    assert (later.text, later.status, later.turns) == ("worker is closed", "closed", 0)
+    assert calls == 1
+
+
+async def test_the_clients_timeout_ms_ends_a_run_with_status_timeout() -> None:
+    async def generate(request: dict[str, Any]) -> dict[str, Any]:
+        await asyncio.Event().wait()
+        return {"content": "never"}
+
+    worker = member("worker")
+    async with asyncio.timeout(LIMIT):
+        result = await worker.run("go", llm={**llm(generate), "timeout_ms": 50})
+    assert result.status == "timeout"
+    assert result.text == "the run did not finish within timeout_ms=50"
+    assert result.turns == 0
+
+
+@pytest.mark.parametrize("budget", [None, Budget()], ids=["no-budget", "empty-budget"])
+async def test_an_unset_max_turns_stops_the_run_after_ten_turns(budget: Budget | None) -> None:
+    calls = 0
+
+    def generate(request: dict[str, Any]) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        return {"tool_calls": [{"name": "lookup", "arguments": {"key": f"k{calls}"}}]}
+
+    worker = agent("worker", does="w", uses={"tools": [lookup]}, budget=budget)
+    async with asyncio.timeout(LIMIT):
+        result = await worker.run("go", llm=llm(generate))
+    assert (result.status, result.limit, result.turns) == ("incomplete", "maxTurns", 10)
+    assert calls == 10
+
+
 def test_bad_agent_definitions_are_config_errors(tmp_path: Any) -> None:
     with pytest.raises(ConfigError, match="name"):
         agent("", does="x")
