@@ -460,10 +460,22 @@ def test_incomplete_text_is_the_last_assistant_content_when_it_is_a_string(
     assert DIALECT.incomplete_text(message) == expected
 
 
-@pytest.mark.parametrize("pieces", [7, "x", {"index": 0}, None, True])
-def test_tool_call_pieces_that_are_not_a_list_are_ignored(pieces: object) -> None:
+def test_null_tool_calls_are_no_tool_calls() -> None:
     parser = DIALECT.stream_parser(turn=0)
-    chunk = {"choices": [{"delta": {"content": "hi", "tool_calls": pieces}}]}
-    assert parser.feed(chunk) == ["hi"]
+    assert parser.feed({"choices": [{"delta": {"content": "hi", "tool_calls": None}}]}) == ["hi"]
     turn = parser.finish(done=True)
     assert (turn.text, turn.tool_uses) == ("hi", [])
+    reply = {"choices": [{"message": {"role": "assistant", "content": "hi", "tool_calls": None}}]}
+    assert DIALECT.parse_response(reply, turn=0).tool_uses == []
+
+
+@pytest.mark.parametrize(("pieces", "kind"), [(7, "int"), ("x", "str"), ({"index": 0}, "dict")])
+def test_tool_calls_that_are_not_a_list_are_a_malformed_reply_naming_the_field(
+    pieces: object, kind: str
+) -> None:
+    parser = DIALECT.stream_parser(turn=0)
+    with pytest.raises(MalformedResponse, match=rf"delta\.tool_calls is {kind}, not a list"):
+        parser.feed({"choices": [{"delta": {"content": "hi", "tool_calls": pieces}}]})
+    reply = {"choices": [{"message": {"role": "assistant", "content": "", "tool_calls": pieces}}]}
+    with pytest.raises(MalformedResponse, match=rf"message\.tool_calls is {kind}, not a list"):
+        DIALECT.parse_response(reply, turn=0)

@@ -193,3 +193,23 @@ async def test_only_the_first_choice_is_read(stub: StubLLMServer, async_mode: st
     assert result.text == "Red is warm."
     assert result.messages[-1]["content"] == "Red is warm."
     await client.aclose()
+
+
+async def test_tool_calls_that_are_not_a_list_end_the_run_with_an_error_naming_them(
+    stub: StubLLMServer, async_mode: str
+) -> None:
+    if async_mode == "run":
+        message = {"role": "assistant", "content": None, "tool_calls": 7}
+        stub.enqueue(reply.raw_json({"choices": [{"index": 0, "message": message}]}))
+        where = r"choices\[0\]\.message\.tool_calls is int, not a list"
+    else:
+        delta = {"role": "assistant", "tool_calls": 7}
+        stub.enqueue(reply.raw_sse([{"choices": [{"index": 0, "delta": delta}]}, "[DONE]"]))
+        where = r"choices\[0\]\.delta\.tool_calls is int, not a list"
+    client = client_for(stub, "openai")
+
+    with pytest.raises(LLMError, match=where) as caught:
+        await drive(client, async_mode)
+    assert caught.value.status == 200
+    assert len(stub.requests) == 1  # a malformed reply is not retried
+    await client.aclose()

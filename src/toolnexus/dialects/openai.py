@@ -60,9 +60,9 @@ class OpenAIDialect:
         if not isinstance(message, dict):
             raise MalformedResponse("response has no choices[0].message")
         assert isinstance(body, dict)
-        raw_calls = message.get("tool_calls")
+        raw_calls = _call_list(message.get("tool_calls"), "choices[0].message.tool_calls")
         tool_uses: list[ToolUse] = []
-        if isinstance(raw_calls, list) and raw_calls:
+        if raw_calls:
             message = dict(message)
             message["tool_calls"], tool_uses = _tool_calls(raw_calls, turn)
         content, refusal = message.get("content"), message.get("refusal")
@@ -122,6 +122,16 @@ def _choice_zero(choices: object) -> JSONObject | None:
     if isinstance(first, dict) and first.get("index") is None:
         return first
     return None
+
+
+def _call_list(value: object, where: str) -> list[Any]:
+    """The tool calls at ``where``: a list, or none when absent or null; anything else is a
+    malformed reply."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise MalformedResponse(f"{where} is {type(value).__name__}, not a list")
+    return value
 
 
 def _tool_calls(raw_calls: list[Any], turn: int) -> tuple[list[JSONObject], list[ToolUse]]:
@@ -208,7 +218,7 @@ class _OpenAIStream:
         # Only the keys a delta has, rather than a look-up for every field it might have.
         for key, value in delta.items():
             if key == "tool_calls":
-                for raw in value if isinstance(value, list) else ():
+                for raw in _call_list(value, "choices[0].delta.tool_calls"):
                     if isinstance(raw, dict):
                         self._add_call_piece(raw)
             elif key in self._fields and isinstance(value, str) and value:

@@ -216,6 +216,10 @@ class LLMCaller:
                     return
             except SSEError as exc:
                 raise LLMError(f"malformed stream from {self.url}: {exc}", status=200) from None
+            except MalformedResponse as exc:  # an event the parser cannot take
+                raise LLMError(
+                    f"malformed {self.dialect.name} stream from {self.url}: {exc}", status=200
+                ) from None
             except NetworkError as exc:
                 if started:
                     raise LLMError(f"LLM stream from {self.url} broke: {exc}") from exc
