@@ -227,3 +227,20 @@ async def test_a_symlink_to_the_filesystem_root_is_not_followed(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("everything" in w and "not following" in w for w in warnings)
     assert any("up" in w and "not following" in w for w in warnings)
+
+
+async def test_skill_discovery_stops_after_ten_thousand_folders_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolnexus import list_skills
+
+    root = tmp_path / "skills"
+    _skill(root / "aaa-first", "first")  # searched first: names are walked in order
+    for n in range(10_000):
+        (root / f"empty-{n:05d}").mkdir()
+    _skill(root / "zzz-last", "last")  # folder 10,003 of the walk: never reached
+    async with asyncio.timeout(60):
+        inventory = await asyncio.to_thread(list_skills, [str(root)])
+    assert [s.name for s in inventory.skills] == ["first"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("stopped searching" in w and "after 10000 folders" in w for w in warnings)
