@@ -2,9 +2,11 @@
 
 import importlib
 import inspect
+import re
 import subprocess
 import sys
 import types
+from collections.abc import Callable
 
 import pytest
 
@@ -79,3 +81,21 @@ def test_every_public_class_function_and_method_has_a_docstring(
     module: types.ModuleType,
 ) -> None:
     assert _undocumented(module) == []
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        toolnexus.create_client,
+        toolnexus.create_in_process_client,
+        toolnexus.create_toolkit,
+        toolnexus.Client.run,
+        toolnexus.Client.stream,
+        toolnexus.Client.ask,
+    ],
+    ids=lambda f: f.__qualname__,
+)
+def test_the_docstring_names_every_parameter(function: Callable[..., object]) -> None:
+    doc = inspect.getdoc(function) or ""
+    names = [p for p in inspect.signature(function).parameters if p != "self"]
+    assert [n for n in names if not re.search(rf"\b{n}\b", doc)] == []

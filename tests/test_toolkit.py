@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -18,6 +19,7 @@ from toolnexus import (
     create_toolkit,
     define_tool,
 )
+from toolnexus.testing import mcp_server_command
 from toolnexus.toolkit import assemble_tools
 from toolnexus.tools.builtin import BUILTIN_NAMES, builtin_tools, select_builtins
 
@@ -392,3 +394,40 @@ async def test_a_toolkit_without_sources_has_no_status_no_prompt_and_closes_twic
         assert tk.mcp_status() == {}
         assert tk.skills_prompt() == ""
     await tk.close()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("mcp_config", 5),
+        ("skills_dir", 5),
+        ("skills_dir", ["skills", 5]),
+        ("cancel", "x"),
+        ("disable_tools", "read"),
+        ("disable_tools", ["read", 5]),
+        ("disable_skills", "draft"),
+        ("wait_for", 3),
+        ("skill_filter", 3),
+        ("skill_filter", {"draft": "no"}),
+        ("strict", "yes"),
+        ("builtins", "yes"),
+        ("skills", "a skill"),
+        ("skill_provider", 3),
+        ("token_store", 3),
+        ("extra_tools", [object()]),
+        ("agents", 3),
+        ("sample_limit", "ten"),
+        ("max_output_chars", 0),
+        ("max_tool_threads", 0),
+    ],
+)
+async def test_a_bad_option_is_a_config_error_naming_it_before_any_mcp_server_starts(
+    tmp_path: Path, option: str, value: object
+) -> None:
+    pid_file = tmp_path / "server.pid"
+    config = {"mcpServers": {"s": {"command": mcp_server_command("--pid-file", str(pid_file))}}}
+    options: dict[str, Any] = {"mcp_config": config, option: value}
+    with pytest.raises(ConfigError, match=rf"^{option}\b"):
+        async with await create_toolkit(**options):
+            pass
+    assert not pid_file.exists()

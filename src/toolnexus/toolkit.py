@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import schemas
 from ._redact import redact, redact_exception, redact_value, secret_in
+from ._toolkit_options import (
+    check_kinds,
+    checked_dirs,
+    checked_names,
+    checked_positive,
+    checked_tools,
+)
 from .cancel import CancelToken
 from .errors import ConfigError, RunCancelled
 from .tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
@@ -64,7 +71,7 @@ class Toolkit:
     ) -> None:
         self._on_close = list(on_close)
         self._max_output_chars = _checked_max_output(max_output_chars)
-        self._threads = ToolThreads(_checked_positive(max_tool_threads, "max_tool_threads"))
+        self._threads = ToolThreads(checked_positive(max_tool_threads, "max_tool_threads"))
         self._tools: dict[str, Tool] = {}
         self.register(*tools)
         self._skills = skills
@@ -283,31 +290,72 @@ async def create_toolkit(
 
     Order: MCP tools (config order), the ``skill`` tool, built-ins, remote A2A agents' tools
     (the config's ``agents`` block, then ``agents``), then ``extra_tools``; an
-    ``extra_tools`` entry replaces the built-in of the same name; ``disable_tools`` removes
-    tools by final name; for any other clash the first tool wins (with a warning).
-    ``builtins`` left as ``None`` means on, unless the MCP config has a top-level ``builtins``.
-    A failing MCP server or a skipped ``SKILL.md`` is a warning on the ``toolnexus`` logger and
-    never makes this raise (see ``tk.mcp_status()``), unless ``strict=True``: then any server
-    that failed, any skill file skipped as broken, a missing skills folder or a raising
-    ``skill_provider`` raises ``ConfigError`` listing every problem (after closing what was
-    connected). ``cancel`` aborts the load with ``RunCancelled`` after closing whatever was
-    connected. A tool output longer than ``max_output_chars`` is cut, says ``truncated`` and
-    has ``metadata["truncated"]``.
-    Any later failure (a bad ``builtins`` value, say) closes the MCP servers that started.
-    ``wait_for`` answers MCP elicitations and the sign-in of servers that use OAuth;
-    ``token_store`` keeps their tokens (``MemoryTokenStore`` by default, ``FileTokenStore`` or
-    any ``TokenStore``).
-    Sync tool functions run in the toolkit's own pool of ``max_tool_threads`` threads.
-    ``agents`` are ``agent(...)`` descriptors or card URLs of remote A2A agents (each card
-    skill becomes a tool); one that cannot be resolved contributes no tools, with a warning.
+    ``extra_tools`` entry replaces the built-in of the same name; for any other clash the
+    first tool wins (with a warning). A failing MCP server or a skipped ``SKILL.md`` is a
+    warning on the ``toolnexus`` logger and never makes this raise (see ``tk.mcp_status()``),
+    unless ``strict=True``. Any failure after the MCP servers started closes them again.
+
+    Args:
+        mcp_config: An MCP config: the path of a JSON file or an already parsed dict
+            (``mcpServers``, and optional ``builtins``, ``agents``, ``mcpServer``, ``a2a``
+            blocks). Its servers start concurrently with the other sources' loads.
+        skills_dir: A folder (or a list of folders) searched for ``SKILL.md`` files at any
+            depth.
+        extra_tools: Your own ``Tool`` objects, appended last.
+        builtins: ``None`` means on (unless the MCP config has a top-level ``builtins``),
+            ``True``/``False``, or a dict: ``{"tools": {name: bool}}`` turns single built-ins
+            off, ``{"root": DIR}`` confines the file tools to ``DIR``.
+        wait_for: Answers MCP elicitations and the sign-in of servers that use OAuth.
+        disable_tools: Names of tools removed from the merged set (by final name).
+        disable_skills: Names of skills left out (each counts as ``False`` in
+            ``skill_filter`` unless that names it already).
+        skills: ``SkillDef`` data skills, after those found in ``skills_dir``.
+        skill_provider: A function (sync or async) returning more ``SkillDef``s, called once
+            at load; if it raises, a warning is logged and it contributes nothing.
+        skill_filter: ``{name: bool}``: with any ``True`` value exactly those skills are kept,
+            otherwise the ``False`` ones are dropped.
+        sample_limit: How many of a skill's files the ``skill`` tool lists: ``0`` for the
+            default of 10, ``-1`` for no list, or a positive count.
+        agents: ``agent(...)`` descriptors or card URLs of remote A2A agents (each card skill
+            becomes a tool); one that cannot be resolved contributes no tools, with a warning.
+        cancel: A ``CancelToken`` that aborts the load with ``RunCancelled`` after closing
+            whatever was connected.
+        max_output_chars: A tool output longer than this is cut, says ``truncated`` and has
+            ``metadata["truncated"]``.
+        token_store: Keeps the OAuth tokens of MCP servers (``MemoryTokenStore`` by default,
+            ``FileTokenStore`` or any ``TokenStore``).
+        max_tool_threads: The size of the toolkit's own pool of threads that sync tool
+            functions run in.
+        strict: Raise instead of warning when any server failed, any skill file was skipped
+            as broken, a skills folder is missing or ``skill_provider`` raised; the
+            ``ConfigError`` lists every problem (after closing what was connected).
+
+    Raises:
+        ConfigError: An option of the wrong kind (named, before any file is read or server
+            started), an invalid MCP config, or an incomplete load with ``strict=True``.
+        RunCancelled: ``cancel`` was set during the load.
     """
     from .tools.a2a.config import checked_agents
     from .tools.skills import load_skills, validate_sample_limit
 
+    check_kinds(
+        mcp_config=mcp_config,
+        builtins=builtins,
+        skill_filter=skill_filter,
+        skills=skills,
+        cancel=cancel,
+        token_store=token_store,
+        strict=strict,
+        wait_for=wait_for,
+        skill_provider=skill_provider,
+    )
+    skills_dir = checked_dirs(skills_dir, "skills_dir")
+    disabled_tools = checked_names(disable_tools, "disable_tools")
+    disabled_skills = checked_names(disable_skills, "disable_skills")
     validate_sample_limit(sample_limit)
     _checked_max_output(max_output_chars)
-    _checked_positive(max_tool_threads, "max_tool_threads")
-    extra = _checked_tools(extra_tools, "extra_tools")
+    checked_positive(max_tool_threads, "max_tool_threads")
+    extra = checked_tools(extra_tools, "extra_tools")
     remote = checked_agents(agents)
     if cancel is not None and cancel.cancelled:
         raise RunCancelled("toolkit load cancelled")
@@ -337,7 +385,7 @@ async def create_toolkit(
             skills=skills,
             skill_provider=skill_provider,
             skill_filter=skill_filter,
-            disable_skills=disable_skills,
+            disable_skills=disabled_skills,
             sample_limit=sample_limit,
         )
 
@@ -362,16 +410,16 @@ async def create_toolkit(
         load_skill_source(), load_mcp(), load_agents()
     )
     closers = [scope.close, *([a2a_source.close] if a2a_source is not None else [])]
-    if strict:
-        await _raise_on_problems(skill_source, mcp_source, a2a_source)
     try:
+        if strict:
+            _raise_on_problems(skill_source, mcp_source, a2a_source)
         tools = assemble_tools(
             mcp=mcp_source.tools() if mcp_source is not None else (),
             skill=skill_source.tool if skill_source is not None else None,
             builtins=builtin,
             a2a=a2a_source.tools() if a2a_source is not None else (),
             extra=extra,
-            disable=disable_tools or (),
+            disable=disabled_tools,
         )
         return Toolkit(
             tools,
@@ -382,11 +430,11 @@ async def create_toolkit(
             max_tool_threads=max_tool_threads,
             on_close=closers,
         )
-    except BaseException:
+    except BaseException:  # close what the toolkit would have closed
         if mcp_source is not None:
             await mcp_source.close()
-        if a2a_source is not None:
-            await a2a_source.close()
+        for close in closers:
+            await close()
         raise
 
 
@@ -411,16 +459,10 @@ def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResu
 
 
 def _checked_max_output(value: object) -> int:
-    return _checked_positive(value, "max_output_chars")
+    return checked_positive(value, "max_output_chars")
 
 
-def _checked_positive(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{name} must be a positive integer, not {value!r}")
-    return value
-
-
-async def _raise_on_problems(
+def _raise_on_problems(
     skills: SkillSource | None, mcp: McpSource | None, a2a: A2ASource | None
 ) -> None:
     """``ConfigError`` listing what failed to load (``strict=True``)."""
@@ -430,29 +472,9 @@ async def _raise_on_problems(
     if a2a is not None:
         problems += [f'A2A agent "{n}" failed: {why}' for n, why in a2a.failures.items()]
     if problems:
-        if mcp is not None:
-            await mcp.close()
-        if a2a is not None:
-            await a2a.close()
         raise ConfigError(
             f"the toolkit did not load completely (strict=True): {'; '.join(problems)}"
         )
-
-
-def _checked_tools(tools: Sequence[Tool] | None, option: str) -> list[Tool]:
-    """``tools`` as a list, or a ``ConfigError`` naming the first entry that is not a ``Tool``."""
-    if tools is None:
-        return []
-    if isinstance(tools, str | bytes) or not isinstance(tools, Iterable):
-        raise ConfigError(f"{option} must be a list of Tool objects, not {type(tools).__name__}")
-    out = list(tools)
-    for i, t in enumerate(out):
-        if not isinstance(t, Tool):
-            raise ConfigError(
-                f"{option}[{i}] is not a Tool but {type(t).__name__} ({t!r:.60}); "
-                "wrap functions with @tool or build a Tool"
-            )
-    return out
 
 
 async def _gather_or_close(

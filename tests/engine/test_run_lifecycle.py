@@ -206,23 +206,20 @@ async def test_create_toolkit_rejects_a_non_tool_in_extra_tools_naming_it() -> N
         await create_toolkit(extra_tools=[_a_tool(), "not a tool"], builtins=False)  # type: ignore[list-item]
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        {"builtins": "yes"},
-        {"extra_tools": [object()]},
-    ],
-    ids=["bad-builtins", "non-tool-extra"],
-)
 async def test_create_toolkit_closes_the_mcp_servers_it_started_when_a_later_step_fails(
-    tmp_path: Path, bad: dict[str, object]
+    tmp_path: Path,
 ) -> None:
     pid_file = tmp_path / "server.pid"
-    config = {"mcpServers": {"s": {"command": mcp_server_command("--pid-file", str(pid_file))}}}
-    with pytest.raises(ConfigError):
-        await create_toolkit(mcp_config=config, **bad)  # type: ignore[arg-type]
-    if pid_file.exists():  # started before the failure: it must be gone again
-        await wait_gone(int(await wait_for_file(pid_file)))
+    healthy = mcp_server_command("--pid-file", str(pid_file))
+    config = {
+        "mcpServers": {
+            "healthy": {"command": healthy},
+            "missing": {"command": [str(tmp_path / "no-such-program")]},
+        }
+    }
+    with pytest.raises(ConfigError, match='MCP server "missing" failed'):
+        await create_toolkit(mcp_config=config, strict=True)  # refuses after the servers loaded
+    await wait_gone(int(await wait_for_file(pid_file)))
 
 
 def _a_tool() -> object:

@@ -110,9 +110,20 @@ class Client:
     ) -> RunResult:
         """Run ``prompt`` through the loop until the model answers or ``max_turns``.
 
-        ``history`` continues a transcript (it wins over the store); ``conversation_id`` loads
-        and saves the transcript in the client's store. ``on_event`` sees every event but text.
+        ``toolkit`` offers its tools (and its skills list) to the model. ``history`` continues a
+        transcript (it wins over the store); ``conversation_id`` loads and saves the transcript
+        in the client's store. ``cancel`` (a ``CancelToken``) stops the run with
+        ``RunCancelled``. ``on_event`` sees every event but text. An option of the wrong kind
+        is a ``ConfigError`` naming it, before anything is sent.
         """
+        _check_run(
+            prompt=prompt,
+            toolkit=toolkit,
+            history=history,
+            conversation_id=conversation_id,
+            cancel=cancel,
+            on_event=on_event,
+        )
         quiet = on_event is None  # the loop makes only the events someone reads
         run = RunInput(prompt, toolkit, history, conversation_id, cancel, quiet=quiet)
         return await self._drain(self._engine.events(run), on_event)
@@ -131,6 +142,14 @@ class Client:
 
         Not available with an injected ``http_client``, which belongs to its own event loop.
         """
+        _check_run(
+            prompt=prompt,
+            toolkit=toolkit,
+            history=history,
+            conversation_id=conversation_id,
+            cancel=cancel,
+            on_event=on_event,
+        )
         if self._transport is not None and self._transport.injected:
             raise ConfigError(
                 "run_sync needs its own event loop, but this client uses an injected "
@@ -160,10 +179,19 @@ class Client:
     ) -> AsyncGenerator[Event, None]:
         """The same loop as ``run`` over the streaming wire format, as events.
 
-        Yields text deltas as they arrive; the last event is ``DoneEvent`` with the result.
+        ``prompt``, ``toolkit``, ``history``, ``conversation_id`` and ``cancel`` are those of
+        ``run`` (checked when this is called). Yields text deltas as they arrive; the last
+        event is ``DoneEvent`` with the result.
         Leaving the iteration early aborts the request in flight and saves nothing (wrap it
         in ``contextlib.aclosing`` to make that immediate).
         """
+        _check_run(
+            prompt=prompt,
+            toolkit=toolkit,
+            history=history,
+            conversation_id=conversation_id,
+            cancel=cancel,
+        )
         run = RunInput(prompt, toolkit, history, conversation_id, cancel, stream=True)
         return self._engine.events(run)
 
@@ -177,16 +205,19 @@ class Client:
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
     ) -> RunResult:
-        """A turn of the conversation ``id`` (stateless without it).
+        """``prompt`` as a turn of the conversation ``id`` (stateless without it).
 
-        With ``on_text`` the reply streams: ``on_text(delta)`` is called for each text delta.
-        ``on_event`` sees every other event (tool calls and results, usage, done).
+        ``toolkit`` and ``cancel`` are those of ``run``. With ``on_text`` the reply streams:
+        ``on_text(delta)`` is called for each text delta. ``on_event`` sees every other event
+        (tool calls and results, usage, done).
         """
+        _check_run(
+            prompt=prompt, toolkit=toolkit, id=id, cancel=cancel, on_event=on_event, on_text=on_text
+        )
         if on_text is None:
-            return await self.run(
-                prompt, toolkit, conversation_id=id, cancel=cancel, on_event=on_event
-            )
-        run = RunInput(prompt, toolkit, None, id, cancel, stream=True)
+            run = RunInput(prompt, toolkit, None, id, cancel, quiet=on_event is None)
+        else:
+            run = RunInput(prompt, toolkit, None, id, cancel, stream=True)
         return await self._drain(self._engine.events(run), on_event, on_text)
 
     def conversation(self, toolkit: Toolkit | None = None) -> Conversation:
@@ -209,6 +240,14 @@ class Client:
         again with ``ctx.answer``, or ``declined/expired`` when the answer is not ok), calls of
         that turn without a result run, then the loop goes on with no new user message.
         """
+        _check_run(
+            pending=pending,
+            answer=answer,
+            toolkit=toolkit,
+            history=history,
+            cancel=cancel,
+            on_event=on_event,
+        )
         _check_answer(pending, answer)
         run = RunInput(None, toolkit, history, None, cancel, resume=(pending, answer))
         return await self._drain(self._engine.events(run), on_event)
@@ -227,6 +266,7 @@ class Client:
         With a store that keeps pending requests, the request is claimed first: a second
         resume of it (or a concurrent one, from any process) is a ``ConfigError``.
         """
+        _check_run(pending=pending, answer=answer, toolkit=toolkit, id=id, cancel=cancel)
         _check_answer(pending, answer)
         return await self._resume_stored(pending, answer, toolkit, id, cancel, None)
 
@@ -253,6 +293,7 @@ class Client:
         is a ``ConfigError``. If the resume fails (a model error, a timeout, cancellation),
         nothing is saved and the conversation waits for an answer again.
         """
+        _check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel, on_event=on_event)
         request = await load_pending(require_pending_store(self._store), id)
         if request is None:
             raise ConfigError(
@@ -289,6 +330,7 @@ class Client:
     ) -> JSONObject:
         """Send ``body`` verbatim to the endpoint (same headers, retries, deadline, ``llm``
         metric) and return the parsed JSON reply. No loop, hooks or toolkit."""
+        _check_run(cancel=cancel)
         engine = self._engine
         model = str(body.get("model", self.model))
 
@@ -342,6 +384,7 @@ class Client:
         retries, request shaping, deadline and ``llm`` metric as a run; ``before_llm`` and
         ``after_llm`` fire once; no tools run and nothing is stored.
         """
+        _check_run(toolkit=toolkit, cancel=cancel)
         from ..engine.translate import translate as translate_once
 
         return await translate_once(
@@ -436,6 +479,34 @@ class Conversation:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+_RUN_OPTIONS: dict[str, tuple[tuple[type, ...] | None, str]] = {
+    "prompt": ((str,), "a string"),
+    "toolkit": ((Toolkit, type(None)), "a Toolkit (see create_toolkit)"),
+    "history": ((list, tuple, type(None)), "a list of messages"),
+    "conversation_id": ((str, type(None)), "a string"),
+    "id": ((str, type(None)), "a string"),
+    "cancel": ((CancelToken, type(None)), "a CancelToken"),
+    "pending": ((Request,), "the halted run's Request (result.pending)"),
+    "answer": ((Answer,), "an Answer"),
+    "on_event": (None, "a function"),
+    "on_text": (None, "a function"),
+}
+"""What each option of a run accepts: these types, or (``None``) ``None`` or a callable."""
+
+
+def _check_run(**options: object) -> None:
+    """A ``ConfigError`` naming the first of a run's ``options`` of the wrong kind, raised
+    before the run starts. A few ``isinstance`` calls: a history is not walked or copied."""
+    for option, value in options.items():
+        accepted, expected = _RUN_OPTIONS[option]
+        if accepted is None:
+            if value is None or callable(value):
+                continue
+        elif isinstance(value, accepted):
+            continue
+        raise ConfigError(f"{option} must be {expected}, not {type(value).__name__}")
 
 
 def _check_answer(pending: Request, answer: Answer) -> None:

@@ -163,16 +163,44 @@ def create_in_process_client(
     """A client whose model runs in this process: ``generate(request)`` answers each call.
 
     The same loop, hooks, memory, suspension, retries and metrics as ``create_client``, with
-    no API key and no HTTP. Transcripts are OpenAI-shaped. ``generate`` receives
-    ``{"messages", "tools", "model", "body"}`` (``body`` is the chat-completions body an HTTP
-    client would send, after ``request_params`` and ``body_transform``) and returns
-    ``{"content": str}`` or ``{"tool_calls": [{"id"?, "name", "arguments"}]}``, optionally
-    with ``"usage"``. It may be a plain function (run in a worker thread, so the event loop
-    stays free), a coroutine function, or an async generator yielding text deltas and
-    optionally a final dict: then ``stream()`` and ``ask(on_text=...)`` show each delta.
-    An exception from ``generate`` raises ``LLMError(status=None)`` with it as ``__cause__``.
-    Wire-only options (``base_url``, ``style``, ``api_key``, ``http_client``, ``headers``,
-    ``max_response_bytes``) raise ``ConfigError`` (also a ``TypeError``) naming them.
+    no API key and no HTTP. Transcripts are OpenAI-shaped.
+
+    Args:
+        model: The model name, handed to ``generate`` and reported in metrics.
+        generate: Answers each model call. It receives ``{"messages", "tools", "model",
+            "body"}`` (``body`` is the chat-completions body an HTTP client would send, after
+            ``request_params`` and ``body_transform``) and returns ``{"content": str}`` or
+            ``{"tool_calls": [{"id"?, "name", "arguments"}]}``, optionally with ``"usage"``.
+            It may be a plain function (run in a worker thread, so the event loop stays free),
+            a coroutine function, or an async generator yielding text deltas and optionally a
+            final dict: then ``stream()`` and ``ask(on_text=...)`` show each delta. An
+            exception from it raises ``LLMError(status=None)`` with it as ``__cause__``.
+        system_prompt: Sent first in every run (the toolkit's skills list follows it).
+        max_turns: Model round trips per run before it ends ``incomplete`` (at least 1).
+        hooks: ``Hooks(before_llm=, after_llm=, before_tool=, after_tool=)`` or a dict of them.
+        retries: Extra attempts when ``generate`` raises (0 by default; ``on_error`` may
+            decide otherwise).
+        retry_base_ms: The first backoff delay; it doubles per attempt (with jitter).
+        max_retry_after_s: The longest ``Retry-After`` honoured, as for ``create_client``.
+        timeout_ms: One deadline for a whole run (``RunTimeout``); ``None`` for none.
+        on_error: Decides for each failed call (given an ``ErrorInfo``): return ``"retry"`` to
+            retry it (within ``retries``), anything else to fail.
+        store: Where ``conversation_id``/``ask(id=...)`` transcripts (and pending approvals)
+            live; an ``InMemoryConversationStore`` by default.
+        on_metric: Receives one ``llm`` event per model call, one ``tool`` event per
+            execution and one ``run`` event per run.
+        wait_for: Answers a tool's ``Request`` inline (the run waits); without it a
+            suspension halts the run as ``pending``.
+        request_params: Extra body fields (``temperature``, ``max_tokens``, ...).
+        body_transform: Sees (and may replace) each request body last, before ``generate``.
+        metrics_registry: Where metric events are counted (a new one per client when not
+            given); ``client.metrics()`` renders it.
+        wire_options: Refused: the wire-only options of ``create_client`` (``base_url``,
+            ``style``, ``api_key``, ``http_client``, ``headers``, ``max_response_bytes``) or
+            any unknown one raise ``ConfigError`` (also a ``TypeError``) naming them.
+
+    Raises:
+        ConfigError: An invalid option or one that only an HTTP client takes.
     """
     if wire_options:
         wire = sorted(k for k in wire_options if k in _WIRE_ONLY)
