@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from .cancel import CancelToken
-from .errors import ConfigError
-from .types import Tool
+from ..cancel import CancelToken
+from ..errors import ConfigError
+from ..types import Tool
 
 __all__ = ["check_kinds", "checked_dirs", "checked_names", "checked_positive", "checked_tools"]
 
@@ -99,3 +99,8 @@ def checked_tools(tools: Sequence[Tool] | None, option: str) -> list[Tool]:
                 "wrap functions with @tool or build a Tool"
             )
     return out
+
+
+def checked_max_output(value: object) -> int:
+    """``max_output_chars``: a positive integer."""
+    return checked_positive(value, "max_output_chars")
