@@ -29,6 +29,7 @@ from ..suspension import Answer, Request
 from ..toolkit import Toolkit
 from ..transport.http import Transport
 from ..types import ConversationStore, JSONObject, RunResult
+from .options import check_answer, check_run
 
 if TYPE_CHECKING:  # loaded on first use: not every program translates
     from ..dialects.translate import TranslateResult
@@ -116,7 +117,7 @@ class Client:
         ``RunCancelled``. ``on_event`` sees every event but text. An option of the wrong kind
         is a ``ConfigError`` naming it, before anything is sent.
         """
-        _check_run(
+        check_run(
             prompt=prompt,
             toolkit=toolkit,
             history=history,
@@ -142,7 +143,7 @@ class Client:
 
         Not available with an injected ``http_client``, which belongs to its own event loop.
         """
-        _check_run(
+        check_run(
             prompt=prompt,
             toolkit=toolkit,
             history=history,
@@ -185,7 +186,7 @@ class Client:
         Leaving the iteration early aborts the request in flight and saves nothing (wrap it
         in ``contextlib.aclosing`` to make that immediate).
         """
-        _check_run(
+        check_run(
             prompt=prompt,
             toolkit=toolkit,
             history=history,
@@ -211,7 +212,7 @@ class Client:
         ``on_text(delta)`` is called for each text delta. ``on_event`` sees every other event
         (tool calls and results, usage, done).
         """
-        _check_run(
+        check_run(
             prompt=prompt, toolkit=toolkit, id=id, cancel=cancel, on_event=on_event, on_text=on_text
         )
         if on_text is None:
@@ -240,7 +241,7 @@ class Client:
         again with ``ctx.answer``, or ``declined/expired`` when the answer is not ok), calls of
         that turn without a result run, then the loop goes on with no new user message.
         """
-        _check_run(
+        check_run(
             pending=pending,
             answer=answer,
             toolkit=toolkit,
@@ -248,7 +249,7 @@ class Client:
             cancel=cancel,
             on_event=on_event,
         )
-        _check_answer(pending, answer)
+        check_answer(pending, answer)
         run = RunInput(None, toolkit, history, None, cancel, resume=(pending, answer))
         return await self._drain(self._engine.events(run), on_event)
 
@@ -266,8 +267,8 @@ class Client:
         With a store that keeps pending requests, the request is claimed first: a second
         resume of it (or a concurrent one, from any process) is a ``ConfigError``.
         """
-        _check_run(pending=pending, answer=answer, toolkit=toolkit, id=id, cancel=cancel)
-        _check_answer(pending, answer)
+        check_run(pending=pending, answer=answer, toolkit=toolkit, id=id, cancel=cancel)
+        check_answer(pending, answer)
         return await self._resume_stored(pending, answer, toolkit, id, cancel, None)
 
     async def pending(self, id: str) -> Request | None:
@@ -293,13 +294,13 @@ class Client:
         is a ``ConfigError``. If the resume fails (a model error, a timeout, cancellation),
         nothing is saved and the conversation waits for an answer again.
         """
-        _check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel, on_event=on_event)
+        check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel, on_event=on_event)
         request = await load_pending(require_pending_store(self._store), id)
         if request is None:
             raise ConfigError(
                 f"conversation {id!r} is not waiting for an answer: nothing to resume"
             )
-        _check_answer(request, answer)
+        check_answer(request, answer)
         return await self._resume_stored(request, answer, toolkit, id, cancel, on_event)
 
     async def _resume_stored(
@@ -330,7 +331,7 @@ class Client:
     ) -> JSONObject:
         """Send ``body`` verbatim to the endpoint (same headers, retries, deadline, ``llm``
         metric) and return the parsed JSON reply. No loop, hooks or toolkit."""
-        _check_run(cancel=cancel)
+        check_run(cancel=cancel)
         engine = self._engine
         model = str(body.get("model", self.model))
 
@@ -384,7 +385,7 @@ class Client:
         retries, request shaping, deadline and ``llm`` metric as a run; ``before_llm`` and
         ``after_llm`` fire once; no tools run and nothing is stored.
         """
-        _check_run(toolkit=toolkit, cancel=cancel)
+        check_run(toolkit=toolkit, cancel=cancel)
         from ..engine.translate import translate as translate_once
 
         return await translate_once(
@@ -479,38 +480,3 @@ class Conversation:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
-
-
-_RUN_OPTIONS: dict[str, tuple[tuple[type, ...] | None, str]] = {
-    "prompt": ((str,), "a string"),
-    "toolkit": ((Toolkit, type(None)), "a Toolkit (see create_toolkit)"),
-    "history": ((list, tuple, type(None)), "a list of messages"),
-    "conversation_id": ((str, type(None)), "a string"),
-    "id": ((str, type(None)), "a string"),
-    "cancel": ((CancelToken, type(None)), "a CancelToken"),
-    "pending": ((Request,), "the halted run's Request (result.pending)"),
-    "answer": ((Answer,), "an Answer"),
-    "on_event": (None, "a function"),
-    "on_text": (None, "a function"),
-}
-"""What each option of a run accepts: these types, or (``None``) ``None`` or a callable."""
-
-
-def _check_run(**options: object) -> None:
-    """A ``ConfigError`` naming the first of a run's ``options`` of the wrong kind, raised
-    before the run starts. A few ``isinstance`` calls: a history is not walked or copied."""
-    for option, value in options.items():
-        accepted, expected = _RUN_OPTIONS[option]
-        if accepted is None:
-            if value is None or callable(value):
-                continue
-        elif isinstance(value, accepted):
-            continue
-        raise ConfigError(f"{option} must be {expected}, not {type(value).__name__}")
-
-
-def _check_answer(pending: Request, answer: Answer) -> None:
-    if answer.id != pending.id:
-        raise ConfigError(
-            f"answer id {answer.id!r} does not match the pending request id {pending.id!r}"
-        )
