@@ -26,45 +26,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from aiohttp import web
-from multidict import CIMultiDict, CIMultiDictProxy
 
-from .reply import Reply, Style, _error_wire, _render, _Wire
+from .recorded import RecordedRequest, read_request
+from .reply import Reply, _error_wire, _render, _Wire
 
 __all__ = ["RecordedRequest", "StubLLMServer"]
 
 log = logging.getLogger("toolnexus.testing")
 
 Handler = Callable[["RecordedRequest"], Reply | Awaitable[Reply]]
-
-
-@dataclass
-class RecordedRequest:
-    """One request as the stub received it."""
-
-    index: int
-    """Position in ``StubLLMServer.requests`` (0-based, restarts after ``reset``)."""
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    """Case-insensitive."""
-    body: bytes
-    json: Any
-    """The parsed body, or ``None`` when it is empty or not JSON."""
-    style: Literal["openai", "anthropic"] | None
-    """From the path: ``/chat/completions`` -> openai, ``/messages`` -> anthropic, else None."""
-    stream: bool
-    """``"stream": true`` in the JSON body."""
-    disconnected: bool = False
-    """The client went away before the reply was complete."""
 
 
 @dataclass
@@ -419,28 +397,9 @@ class StubLLMServer:
         return await self._send(request, exchange, wire, chosen.broken_after)
 
     async def _record(self, request: web.Request, exchange: _Exchange) -> RecordedRequest:
-        body = await request.read()
-        try:
-            parsed = json.loads(body) if body else None
-        except ValueError:
-            parsed = None
-        path = request.path
-        style: Style | None = None
-        if path.endswith("/chat/completions"):
-            style = "openai"
-        elif path.endswith("/messages"):
-            style = "anthropic"
+        record = await read_request(request)
         with self._lock:
-            record = RecordedRequest(
-                index=len(self._requests),
-                method=request.method,
-                path=path,
-                headers=CIMultiDictProxy(CIMultiDict(request.headers)),
-                body=body,
-                json=parsed,
-                style=style,
-                stream=isinstance(parsed, dict) and parsed.get("stream") is True,
-            )
+            record.index = len(self._requests)
             self._requests.append(record)
             exchange.record = record
             exchange.generation = self._generation
