@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._checks import Kinds, check_kinds, instance_of, optional
 from ..cancel import CancelToken
 from ..errors import ConfigError
 from ..suspension import Answer, Request
@@ -9,32 +10,25 @@ from ..toolkit import Toolkit
 
 __all__ = ["check_answer", "check_run"]
 
-_RUN_OPTIONS: dict[str, tuple[tuple[type, ...] | None, str]] = {
-    "prompt": ((str,), "a string"),
-    "toolkit": ((Toolkit, type(None)), "a Toolkit (see create_toolkit)"),
-    "history": ((list, tuple, type(None)), "a list of messages"),
-    "conversation_id": ((str, type(None)), "a string"),
-    "id": ((str, type(None)), "a string"),
-    "cancel": ((CancelToken, type(None)), "a CancelToken"),
-    "pending": ((Request,), "the halted run's Request (result.pending)"),
-    "answer": ((Answer,), "an Answer"),
-    "on_event": (None, "a function"),
-    "on_text": (None, "a function"),
+_RUN_OPTIONS: Kinds = {
+    "prompt": (instance_of(str), "a string"),
+    "toolkit": (optional(instance_of(Toolkit)), "a Toolkit (see create_toolkit)"),
+    "history": (optional(instance_of(list, tuple)), "a list of messages"),
+    "conversation_id": (optional(instance_of(str)), "a string"),
+    "id": (optional(instance_of(str)), "a string"),
+    "cancel": (optional(instance_of(CancelToken)), "a CancelToken"),
+    "pending": (instance_of(Request), "the halted run's Request (result.pending)"),
+    "answer": (instance_of(Answer), "an Answer"),
+    "on_event": (optional(callable), "a function"),
+    "on_text": (optional(callable), "a function"),
 }
-"""What each option of a run accepts: these types, or (``None``) ``None`` or a callable."""
+"""What each option of a run accepts."""
 
 
 def check_run(**options: object) -> None:
     """A ``ConfigError`` naming the first of a run's ``options`` of the wrong kind, raised
     before the run starts. A few ``isinstance`` calls: a history is not walked or copied."""
-    for option, value in options.items():
-        accepted, expected = _RUN_OPTIONS[option]
-        if accepted is None:
-            if value is None or callable(value):
-                continue
-        elif isinstance(value, accepted):
-            continue
-        raise ConfigError(f"{option} must be {expected}, not {type(value).__name__}")
+    check_kinds(_RUN_OPTIONS, options)
 
 
 def check_answer(pending: Request, answer: Answer) -> None:

@@ -14,7 +14,7 @@ from ..tools.threads import DEFAULT_TOOL_THREADS
 from ..types import Tool
 from .core import DEFAULT_MAX_OUTPUT_CHARS, Toolkit
 from .options import (
-    check_kinds,
+    check_options,
     checked_dirs,
     checked_max_output,
     checked_names,
@@ -108,7 +108,7 @@ async def create_toolkit(
     from ..tools.a2a.config import checked_agents
     from ..tools.skills import load_skills, validate_sample_limit
 
-    check_kinds(
+    check_options(
         mcp_config=mcp_config,
         builtins=builtins,
         skill_filter=skill_filter,

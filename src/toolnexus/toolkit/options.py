@@ -4,13 +4,21 @@ first one of the wrong kind, before a file is read or an MCP server started."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from .._checks import Kinds, check_kinds, instance_of, optional
 from ..cancel import CancelToken
 from ..errors import ConfigError
 from ..types import Tool
 
-__all__ = ["check_kinds", "checked_dirs", "checked_names", "checked_positive", "checked_tools"]
+__all__ = [
+    "check_options",
+    "checked_dirs",
+    "checked_max_output",
+    "checked_names",
+    "checked_positive",
+    "checked_tools",
+]
 
 PathOrPaths = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
 
@@ -27,27 +35,24 @@ def _is_list(value: object) -> bool:
     return isinstance(value, Sequence) and not isinstance(value, str | bytes)
 
 
-_KINDS: dict[str, tuple[Callable[[object], bool], str]] = {
-    "mcp_config": (lambda v: isinstance(v, str | os.PathLike | Mapping), "a file path or a dict"),
-    "builtins": (lambda v: isinstance(v, bool | Mapping), "True, False or a dict"),
-    "skill_filter": (_is_filter, "a dict of skill names to True/False"),
-    "skills": (_is_list, "a list of SkillDef"),
-    "cancel": (lambda v: isinstance(v, CancelToken), "a CancelToken"),
-    "token_store": (_is_token_store, "a TokenStore (with get and set)"),
-    "strict": (lambda v: isinstance(v, bool), "True or False"),
-    "wait_for": (callable, "a function"),
-    "skill_provider": (callable, "a function"),
+_KINDS: Kinds = {
+    "mcp_config": (optional(instance_of(str, os.PathLike, Mapping)), "a file path or a dict"),
+    "builtins": (optional(instance_of(bool, Mapping)), "True, False or a dict"),
+    "skill_filter": (optional(_is_filter), "a dict of skill names to True/False"),
+    "skills": (optional(_is_list), "a list of SkillDef"),
+    "cancel": (optional(instance_of(CancelToken)), "a CancelToken"),
+    "token_store": (optional(_is_token_store), "a TokenStore (with get and set)"),
+    "strict": (optional(instance_of(bool)), "True or False"),
+    "wait_for": (optional(callable), "a function"),
+    "skill_provider": (optional(callable), "a function"),
 }
 """What each checked option accepts besides ``None``, and how a message says it."""
 
 
-def check_kinds(**options: object) -> None:
+def check_options(**options: object) -> None:
     """A ``ConfigError`` naming the first of ``options`` (each ``None`` or of its kind) that
     is of the wrong kind."""
-    for option, value in options.items():
-        accepts, expected = _KINDS[option]
-        if value is not None and not accepts(value):
-            raise ConfigError(f"{option} must be {expected}, not {type(value).__name__}")
+    check_kinds(_KINDS, options)
 
 
 def checked_names(names: Iterable[str] | None, option: str) -> list[str]:
