@@ -18,6 +18,7 @@ __all__ = [
     "Event",
     "PendingEvent",
     "TextEvent",
+    "ToolCallDeltaEvent",
     "ToolCallEvent",
     "ToolProgressEvent",
     "ToolResultEvent",
@@ -47,6 +48,31 @@ class UsageEvent:
     def to_dict(self) -> JSONObject:
         """Wire form: ``{"type": "usage", "usage": ...}``."""
         return {"type": self.type, "usage": self.usage.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDeltaEvent:
+    """A piece of a tool call's argument text as the model writes it (streamed runs only).
+
+    ``id`` is the call's id, ``index`` its 0-based position in its reply; the deltas of one call
+    joined equal its final arguments text. They come before the call's ``ToolCallEvent``.
+    """
+
+    type: ClassVar[Literal["tool_call_delta"]] = "tool_call_delta"
+    id: str
+    name: str
+    index: int
+    delta: str
+
+    def to_dict(self) -> JSONObject:
+        """Wire form: ``{"type": "tool_call_delta", "id", "name", "index", "delta"}``."""
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "index": self.index,
+            "delta": self.delta,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +163,7 @@ class DoneEvent:
 Event: TypeAlias = (
     TextEvent
     | UsageEvent
+    | ToolCallDeltaEvent
     | ToolCallEvent
     | ToolProgressEvent
     | PendingEvent
