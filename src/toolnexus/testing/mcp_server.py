@@ -36,6 +36,9 @@ Flags:
     Exit as soon as the client completes the handshake.
 ``--hang``
     Never answer ``initialize`` (stdio: read stdin until it closes, then exit).
+``--cancel-log PATH``
+    When a ``sleep`` call is cancelled (the client sent ``notifications/cancelled``), append
+    ``cancelled <seconds>`` as a line to ``PATH``, so a test can see the server stopped it.
 ``--pid-file PATH``
     Write the process id to ``PATH`` at startup (before anything else), so a test can check
     that the process is gone even when it never finished a handshake.
@@ -80,6 +83,7 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--die-after-initialize", action="store_true")
     parser.add_argument("--hang", action="store_true")
     parser.add_argument("--pid-file", metavar="PATH")
+    parser.add_argument("--cancel-log", metavar="PATH")
     args = parser.parse_args(argv)
     if args.pages < 1:
         parser.error("--pages must be at least 1")
@@ -93,12 +97,12 @@ def _build_server(args: argparse.Namespace) -> "MCPServer[Any]":
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer(name=args.name, log_level="WARNING")
-    _add_tools(server)
+    _add_tools(server, args.cancel_log)
     server.middleware.append(_behaviour(args))
     return server
 
 
-def _add_tools(server: "MCPServer[Any]") -> None:
+def _add_tools(server: "MCPServer[Any]", cancel_log: str | None = None) -> None:
     import anyio
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver.exceptions import ToolError
@@ -130,7 +134,13 @@ def _add_tools(server: "MCPServer[Any]") -> None:
     @server.tool(structured_output=False)
     async def sleep(seconds: float) -> str:
         """Wait for the given number of seconds."""
-        await anyio.sleep(seconds)
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            if cancel_log is not None:
+                with open(cancel_log, "a", encoding="utf-8") as log:
+                    log.write(f"cancelled {seconds:g}\n")
+            raise
         return "slept"
 
     @server.tool(structured_output=False)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..._env import expand_env, unsendable, unset_variables
 from ..._redact import redact
+from ...cancel import set_on_cancel
 from ...suspension import Answer, Request, pending
 from ...types import JSONObject, ToolContext, ToolResult
 from . import transports
@@ -50,6 +51,26 @@ WaitFor = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]
 """The host's ``wait_for`` callback, used to answer elicitation requests."""
 
 _MAX_PAGES = 1000
+
+
+class CallCancelled(Exception):
+    """The call's cancel token fired; the server was sent ``notifications/cancelled``."""
+
+
+async def _abandon(task: asyncio.Future[Any]) -> None:
+    """Cancel an in-flight ``tools/call`` and wait (briefly) until the SDK has let it go.
+
+    Cancelling the call's task makes the SDK send ``notifications/cancelled`` for the request.
+    Whatever the task ends with is retrieved here, so nothing is left unobserved.
+    """
+    task.cancel()
+    done, _ = await asyncio.wait([task], timeout=_ABANDON_S)
+    for finished in done:
+        if not finished.cancelled():
+            finished.exception()
+
+
+_ABANDON_S = 2.0
 
 
 class _ConnectFailed(Exception):
@@ -161,6 +182,8 @@ class ServerConnection:
             result = await self._call_on(live, tool, args, ctx)
         except Parked as parked:
             return parked.result
+        except CallCancelled:
+            return self._error("call cancelled; the server was told to stop")
         except Exception as exc:
             if self._closed:
                 return error_result(f'MCP server "{self.name}" is closed', self.name)
@@ -201,10 +224,21 @@ class ServerConnection:
             timed_call(live.session, tool, args, ctx, budget, self.config.reset_timeout_on_progress)
         )
         requested = asyncio.ensure_future(self._authorizer.requested.wait())
+        fired = asyncio.Event()
+        unwatch = set_on_cancel(ctx.cancel if ctx is not None else None, fired)
+        cancelled = asyncio.ensure_future(fired.wait())
         try:
-            await asyncio.wait({task, requested}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({task, requested, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            await _abandon(task)  # the SDK tells the server (notifications/cancelled)
+            raise
         finally:
+            unwatch()
             requested.cancel()
+            cancelled.cancel()
+        if fired.is_set() and not task.done():
+            await _abandon(task)
+            raise CallCancelled("call cancelled")
         request = self._authorizer.request
         if task.done() or request is None:
             return await task
@@ -222,7 +256,10 @@ class ServerConnection:
         task, budget = parked
         budget.restart()
         try:
-            result = await task
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await _abandon(task)
+            raise
         except Exception as exc:
             return self._error(await self._failure(exc))
         return to_tool_result(result, self.name)
@@ -242,6 +279,8 @@ class ServerConnection:
             result = await self._call_on(live, tool, args, ctx)
         except Parked as parked:
             return parked.result
+        except CallCancelled:
+            return self._error("call cancelled; the server was told to stop")
         except Exception as exc:
             reason = await self._failure(exc)
             if is_session_loss(exc, live.flags) and not self._closed and self._live is live:
