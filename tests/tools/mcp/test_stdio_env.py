@@ -110,3 +110,51 @@ async def test_a_missing_program_is_named(caplog: pytest.LogCaptureFixture) -> N
         assert tk.mcp_status() == {"nope": "failed"}
     (message,) = [m for m in caplog.messages if m.startswith('MCP server "nope" failed')]
     assert "command not found: no-such-program-anywhere" in message
+
+
+async def test_env_values_expand_host_variables_and_an_unset_one_warns_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("TN_HOST_TOKEN", "tok-123")
+    monkeypatch.delenv("TN_NOT_SET_ANYWHERE", raising=False)
+    env = {"TOKEN": "Bearer ${TN_HOST_TOKEN}", "MISSING": "x${TN_NOT_SET_ANYWHERE}y"}
+    server = {"command": [sys.executable, str(_whoami(tmp_path))], "env": env}
+    with caplog.at_level(logging.WARNING, logger="toolnexus"):
+        async with await create_toolkit(mcp_config={"mcpServers": {"w": server}}) as tk:
+            # the server got "Bearer tok-123"; an expanded value is a secret, masked on the way back
+            assert (await tk.execute("w_env", {"name": "TOKEN"})).output == "***"
+            assert (await tk.execute("w_env", {"name": "MISSING"})).output == "xy"
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("env MISSING uses ${TN_NOT_SET_ANYWHERE}" in w for w in warnings), warnings
+    assert not any("tok-123" in r.getMessage() for r in caplog.records)
+
+
+SPEAKS_ON_STDERR = """
+import sys
+from mcp.server.mcpserver import MCPServer
+
+print("server says hello on stderr", file=sys.stderr, flush=True)
+server = MCPServer("chatty")
+
+@server.tool(structured_output=False)
+def talk() -> str:
+    print("talking on stderr", file=sys.stderr, flush=True)
+    return "ok"
+
+server.run()
+"""
+
+
+async def test_a_servers_stderr_goes_to_its_logger_not_to_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "chatty.py"
+    script.write_text(SPEAKS_ON_STDERR, encoding="utf-8")
+    config = {"mcpServers": {"chatty": {"command": [sys.executable, str(script)]}}}
+    with caplog.at_level(logging.INFO, logger="toolnexus.mcp.chatty"):
+        async with await create_toolkit(mcp_config=config, builtins=False) as tk:
+            assert (await tk.execute("chatty_talk", {})).output == "ok"
+    lines = [r.getMessage() for r in caplog.records if r.name == "toolnexus.mcp.chatty"]
+    assert "server says hello on stderr" in lines
+    assert "talking on stderr" in lines
+    assert "on stderr" not in capfd.readouterr().err

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -39,7 +38,7 @@ from .failures import (
 )
 from .oauth import AuthorizationFailed, Authorizer, create_auth
 from .owner import Live, Owner
-from .stdio_child import StderrTail
+from .stdio_child import StderrTail, server_logger
 from .tokens import TokenStore
 from .transports import HttpStatusError, SessionFlags
 
@@ -157,16 +156,18 @@ class ServerConnection:
         return "streamable HTTP, SSE as fallback"
 
     def _warn_unset_variables(self) -> None:
-        """A warning per ``${NAME}`` in a header that is not set (it would expand to "")."""
-        for header, raw in self.config.headers.items():
-            for name in unset_variables([raw]):
-                logger.warning(
-                    'MCP server "%s": header %s uses ${%s}, which is not set; it is sent '
-                    "as an empty string",
-                    self.name,
-                    header,
-                    name,
-                )
+        """A warning per ``${NAME}`` in a header or ``env`` value that is not set (→ "")."""
+        for where, values in (("header", self.config.headers), ("env", self.config.env)):
+            for key, raw in values.items():
+                for name in unset_variables([raw]):
+                    logger.warning(
+                        'MCP server "%s": %s %s uses ${%s}, which is not set; it is sent '
+                        "as an empty string",
+                        self.name,
+                        where,
+                        key,
+                        name,
+                    )
 
     async def call(self, tool: str, args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         """Call ``tool``; on a lost session reconnect once and retry once. Never raises.
@@ -352,7 +353,7 @@ class ServerConnection:
         if config.type == "local":
             if self._tail is not None:
                 self._tail.close()
-            tail = self._tail = StderrTail(sys.stderr)
+            tail = self._tail = StderrTail(server_logger(self.name))
             return await self._attempt(stack, lambda flags: transports.stdio(config, tail), owner)
         assert config.url is not None
         url, headers = config.url, self._headers()

@@ -4,21 +4,24 @@ The server's stderr goes through a pipe we read (the lines are passed on to our 
 as before, and the last few kept). On POSIX the server runs under a tiny ``sh`` that waits for
 it and writes its exit status to that pipe, since the SDK keeps the process object to itself.
 The environment is the SDK's safe default set plus the config's ``env`` (or the whole host
-environment with ``inheritEnv``).
+environment with ``inheritEnv``); ``${NAME}`` in an ``env`` value expands from the host
+environment, as in headers. The server's stderr lines go to the ``toolnexus.mcp.<server>``
+logger (INFO), never straight to the terminal.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import sys
 from collections import deque
-from typing import IO
 
+from ..._env import expand_env
 from .config import McpServerConfig
 
-__all__ = ["StderrTail", "child_command", "child_env"]
+__all__ = ["StderrTail", "child_command", "child_env", "server_logger"]
 
 _MARK = "\x1etoolnexus-mcp-exit:"
 _KEEP_LINES = 20
@@ -30,10 +33,11 @@ def child_env(config: McpServerConfig) -> dict[str, str]:
     """The variables a stdio server starts with, beyond what the SDK always passes.
 
     The SDK merges this over its safe default set (``HOME``, ``PATH``, ``USER``…); with
-    ``inherit_env`` the whole host environment comes first.
+    ``inherit_env`` the whole host environment comes first. ``${NAME}`` in a value is
+    replaced by the host's variable (an unset one by ``""``; ``ServerConnection`` warns).
     """
     base = dict(os.environ) if config.inherit_env else {}
-    return {**base, **config.env}
+    return {**base, **{name: expand_env(value) for name, value in config.env.items()}}
 
 
 def child_command(config: McpServerConfig, env: dict[str, str]) -> list[str]:
@@ -55,10 +59,15 @@ def child_command(config: McpServerConfig, env: dict[str, str]) -> list[str]:
     return ["/bin/sh", "-c", _WRAPPER, "mcp-server", program, *args]
 
 
-class StderrTail:
-    """The read end of a stdio server's stderr: forwards lines and keeps the last ones."""
+def server_logger(server: str) -> logging.Logger:
+    """The logger a stdio server's stderr lines go to: ``toolnexus.mcp.<server>``."""
+    return logging.getLogger(f"toolnexus.mcp.{server}")
 
-    def __init__(self, forward: IO[str] | None) -> None:
+
+class StderrTail:
+    """The read end of a stdio server's stderr: logs lines and keeps the last ones."""
+
+    def __init__(self, forward: logging.Logger | None) -> None:
         read_fd, write_fd = os.pipe()
         self.writer = os.fdopen(write_fd, "w")
         """Hand this to the spawn; ``spawned()`` closes our copy afterwards."""
@@ -125,10 +134,7 @@ class StderrTail:
         if not line.strip():
             return
         if self._forward is not None:
-            try:
-                self._forward.write(line + "\n")
-            except (OSError, ValueError):
-                self._forward = None
+            self._forward.info("%s", line)
         self._lines.append(line.strip()[:_MAX_LINE])
 
     def _ended(self) -> None:
