@@ -138,8 +138,7 @@ def _add_tools(server: "MCPServer[Any]", cancel_log: str | None = None) -> None:
             await anyio.sleep(seconds)
         except anyio.get_cancelled_exc_class():
             if cancel_log is not None:
-                with open(cancel_log, "a", encoding="utf-8") as log:
-                    log.write(f"cancelled {seconds:g}\n")
+                _append(cancel_log, f"cancelled {seconds:g}\n")
             raise
         return "slept"
 
@@ -160,6 +159,11 @@ def _add_tools(server: "MCPServer[Any]", cancel_log: str | None = None) -> None:
     def delete(name: str) -> str:
         """Delete the named item."""
         return f"deleted {name}"
+
+
+def _append(path: str, line: str) -> None:
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(line)
 
 
 def _behaviour(args: argparse.Namespace) -> Any:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import logging
+import sys
+from pathlib import Path
 
 import pytest
 from mcp.types import (
@@ -19,6 +23,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 
+from toolnexus import create_toolkit
 from toolnexus.tools.mcp.conversion import (
     requires_task,
     to_tool_result,
@@ -137,3 +142,70 @@ def test_only_tools_that_require_a_task_are_recognised_as_task_only() -> None:
     assert requires_task(listed("required"))
     assert not requires_task(listed("optional"))
     assert not requires_task(listed(None))
+
+
+def test_an_image_copied_into_structured_content_is_described_not_sent_as_base64() -> None:
+    data = base64.b64encode(bytes(range(256)) * 40).decode()  # 10,240 bytes
+    parts = [ImageContent(type="image", data=data, mime_type="image/png")]
+    structured = {"image": data, "caption": "a chart", "pages": [{"thumb": data}]}
+    mapped = to_tool_result(CallToolResult(content=parts, structured_content=structured), "srv")
+    assert data not in mapped.output
+    assert json.loads(mapped.output.splitlines()[0]) == {
+        "image": "[image image/png, 10240 bytes]",
+        "caption": "a chart",
+        "pages": [{"thumb": "[image image/png, 10240 bytes]"}],
+    }
+    assert mapped.metadata["structuredContent"] == structured  # kept whole
+    assert mapped.metadata["content"][0]["data"] == data
+
+
+def test_a_long_base64_string_in_structured_content_is_described_by_its_size() -> None:
+    blob = base64.b64encode(b"\x00\x01" * 3000).decode()
+    uri = "data:application/pdf;base64," + blob
+    structured = {"file": blob, "inline": uri, "note": "x" * 5000 + " not base64"}
+    mapped = to_tool_result(CallToolResult(content=[], structured_content=structured), "srv")
+    assert json.loads(mapped.output) == {
+        "file": "[binary data, 6000 bytes]",
+        "inline": "[binary data, 6000 bytes]",
+        "note": "x" * 5000 + " not base64",
+    }
+    assert mapped.metadata["structuredContent"] == structured
+
+
+def test_structured_content_without_binary_is_sent_as_is_and_not_copied() -> None:
+    mapped = to_tool_result(CallToolResult(content=[], structured_content={"a": "AAAA"}), "srv")
+    assert mapped.output == '{"a":"AAAA"}'
+    assert "structuredContent" not in mapped.metadata
+
+
+IMAGE_SERVER = """
+import base64
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, ImageContent
+
+server = MCPServer("pics")
+DATA = base64.b64encode(bytes(range(256)) * 400).decode()
+
+@server.tool()
+def chart() -> CallToolResult:
+    return CallToolResult(
+        content=[ImageContent(type="image", data=DATA, mime_type="image/png")],
+        structured_content={"image": DATA, "title": "sales"},
+    )
+
+server.run()
+"""
+
+
+async def test_a_real_servers_image_in_structured_content_never_reaches_the_model_as_base64(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "pics.py"
+    script.write_text(IMAGE_SERVER, encoding="utf-8")
+    config = {"mcpServers": {"pics": {"command": [sys.executable, str(script)]}}}
+    async with await create_toolkit(mcp_config=config, builtins=False, max_output_chars=60) as tk:
+        result = await tk.execute("pics_chart", {})
+    assert result.output.startswith('{"image":"[image image/png, 102400 bytes]"')
+    assert len(result.output) < 200  # cut at max_output_chars, plus the truncation note
+    assert result.metadata["content"][0]["mimeType"] == "image/png"
+    assert len(result.metadata["content"][0]["data"]) == 136_536  # whole, for the host

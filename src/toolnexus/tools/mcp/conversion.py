@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -163,8 +164,10 @@ def to_tool_result(result: Any, server: str) -> ToolResult:
     """Map a ``CallToolResult``.
 
     ``isError`` → an error with the non-blank text parts joined by a blank line (or
-    ``NO_ERROR_TEXT``). Otherwise structured content replaces the text parts (compact JSON),
-    while every other part (image, audio, resource, resource link) is described on a line of
+    ``NO_ERROR_TEXT``). Otherwise structured content replaces the text parts (compact JSON; a
+    binary payload inside it, such as an image's base64 copied there, is described instead and
+    the whole structured content kept in ``metadata["structuredContent"]``), while every other
+    part (image, audio, resource, resource link) is described on a line of
     its own, so a non-empty result never has an empty output and binary data never becomes
     text. ``metadata`` holds the server and, when there are any, the non-text parts as
     received (``content``).
@@ -179,7 +182,10 @@ def to_tool_result(result: Any, server: str) -> ToolResult:
         parts = [text for text in texts if text.strip()]
         return ToolResult("\n\n".join(parts) or NO_ERROR_TEXT, is_error=True, metadata=metadata)
     if result.structured_content is not None:
-        texts = [compact_json(result.structured_content)]
+        structured = _without_binary(result.structured_content, others)
+        if structured != result.structured_content:
+            metadata["structuredContent"] = content_dict(result.structured_content)
+        texts = [compact_json(structured)]
     lines = texts + [line for block in others if (line := describe(block))]
     return ToolResult("\n".join(lines), metadata=metadata)
 
@@ -214,6 +220,41 @@ def content_dict(block: Any) -> JSONObject:
         return dict(block) if isinstance(block, Mapping) else {"value": str(block)}
     out: JSONObject = dump(by_alias=True, mode="json", exclude_none=True)
     return out
+
+
+_BASE64 = re.compile(r"(?:data:[\w.+-]+/[\w.+-]+;base64,)?[A-Za-z0-9+/_-]+={0,2}")
+_MIN_BINARY_CHARS = 1024
+"""A string at least this long that is all base64 is taken for binary data, not text."""
+
+
+def _without_binary(value: Any, blocks: list[Any]) -> Any:
+    """``value`` with every binary payload replaced by a description of it.
+
+    A string is binary when it is the data of one of the non-text parts (described as that
+    part is) or a long base64 text (described by its decoded size).
+    """
+    payloads = {}
+    for block in blocks:
+        data = getattr(block, "data", None) or getattr(
+            getattr(block, "resource", None), "blob", None
+        )
+        if isinstance(data, str) and data:
+            payloads[data] = describe(block)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            if item in payloads:
+                return payloads[item]
+            if len(item) >= _MIN_BINARY_CHARS and _BASE64.fullmatch(item):
+                return f"[binary data, {_decoded_size(item.rpartition(',')[2])} bytes]"
+            return item
+        if isinstance(item, Mapping):
+            return {key: walk(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value)
 
 
 def _decoded_size(data: str | bytes | None) -> int:
