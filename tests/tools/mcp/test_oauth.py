@@ -477,3 +477,33 @@ async def test_the_inventory_lists_a_signed_in_server_with_the_same_token_store(
     assert [t.name for t in inventory.tools["secure"]] == ["echo", "admin_echo"]
     assert (await tn.list_mcp_tools(config(url))).status == {"secure": "failed"}
     assert (await server_state(url))["authorizations"] == 1
+
+
+async def test_a_401_from_a_server_that_offers_oauth_says_to_turn_oauth_on(
+    oauth_server: Callable[..., str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url = oauth_server()
+    no_oauth = {"mcpServers": {"secure": {"url": url}}}
+    with caplog.at_level(logging.WARNING, logger="toolnexus"):
+        async with await tn.create_toolkit(mcp_config=no_oauth, builtins=False) as tk:
+            assert tk.mcp_status() == {"secure": "failed"}
+    [reason] = [
+        r.getMessage() for r in caplog.records if 'MCP server "secure" failed' in r.getMessage()
+    ]
+    assert "HTTP 401" in reason
+    assert 'set "oauth": true' in reason
+    assert "SSE" not in reason  # no fallback tried: it would be refused the same way
+
+
+async def test_a_plain_401_without_an_oauth_challenge_gives_no_oauth_advice(
+    http_server: Callable[..., str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url = http_server("--transport", "http", "--require-header", "X-Key=k")
+    config = {"mcpServers": {"plain": {"url": url}}}
+    with caplog.at_level(logging.WARNING, logger="toolnexus"):
+        async with await tn.create_toolkit(mcp_config=config, builtins=False) as tk:
+            assert tk.mcp_status() == {"plain": "failed"}
+    [reason] = [
+        r.getMessage() for r in caplog.records if 'MCP server "plain" failed' in r.getMessage()
+    ]
+    assert "oauth" not in reason.lower()

@@ -358,15 +358,25 @@ class ServerConnection:
         assert config.url is not None
         url, headers = config.url, self._headers()
         auth = await self._oauth(url)
+        seen = SessionFlags()
+
+        def streamable(flags: SessionFlags) -> transports.Streams:
+            nonlocal seen
+            seen = flags
+            return transports.streamable_http(url, headers, flags, auth)
+
         try:
-            return await self._attempt(
-                stack, lambda flags: transports.streamable_http(url, headers, flags, auth), None
-            )
+            return await self._attempt(stack, streamable, None)
         except Exception as first:
             if _is_authorization_failure(first):  # SSE would only ask the person again
                 if isinstance(leaf(first), PhaseError):
                     raise
                 raise _ConnectFailed(f"connect: {self._reason(first)}") from None
+            if seen.offers_oauth and config.oauth is None:  # SSE would be refused the same way
+                raise _ConnectFailed(
+                    f"connect: {self._reason(first)}; the server asks for an OAuth sign-in: "
+                    'set "oauth": true in its entry of the MCP config'
+                ) from None
             logger.debug('MCP server "%s": streamable HTTP failed, trying SSE', self.name)
             prefix = f"streamable HTTP: {self._reason(first)}; SSE: "
             try:

@@ -17,6 +17,7 @@ from .stdio_child import StderrTail, child_command, child_env
 __all__ = [
     "HttpStatusError",
     "SessionFlags",
+    "offers_oauth",
     "sse",
     "stdio",
     "streamable_http",
@@ -34,6 +35,9 @@ class SessionFlags:
     stale: bool = False
     """The server answered 400 to a request carrying the session id, naming the session in
     its body (what a server that restarted answers to the old id): the session is over."""
+    offers_oauth: bool = False
+    """The server answered 401 with a ``WWW-Authenticate`` challenge that points to OAuth
+    metadata (``resource_metadata``) or names the Bearer scheme."""
 
 
 class HttpStatusError(Exception):
@@ -83,6 +87,8 @@ async def streamable_http(
             return  # an OAuth discovery, registration or token request, not the MCP endpoint
         if response.status_code >= 400:
             statuses.append(response.status_code)
+        if response.status_code == 401:
+            flags.offers_oauth = offers_oauth(response.headers.get("www-authenticate", ""))
         if "mcp-session-id" in response.request.headers:
             if response.status_code == 404:
                 flags.gone = True
@@ -103,6 +109,12 @@ async def streamable_http(
         if statuses:
             raise HttpStatusError(statuses[-1], exc) from exc
         raise
+
+
+def offers_oauth(challenge: str) -> bool:
+    """Whether a 401's ``WWW-Authenticate`` value invites an OAuth sign-in."""
+    lowered = challenge.lower()
+    return "resource_metadata" in lowered or lowered.lstrip().startswith("bearer")
 
 
 def sse(url: str, headers: dict[str, str], timeout: float, auth: Any = None) -> Streams:
