@@ -18,7 +18,7 @@ from typing import Any
 from ..types import JSONObject
 from .docstrings import argument_descriptions
 
-__all__ = ["ArgumentError", "Signature", "resolved_hints"]
+__all__ = ["ArgumentError", "Signature", "clean_schema", "resolved_hints"]
 
 SKIPPED_PARAMETERS = frozenset({"self", "cls", "ctx"})
 _LITERAL_KEYS = frozenset({"default", "enum", "const", "examples", "required"})
@@ -183,9 +183,15 @@ def _json_schema(model: Any) -> JSONObject:
     return schema
 
 
+def clean_schema(raw: JSONObject) -> JSONObject:
+    """A pydantic JSON Schema cleaned for LLM providers, whatever its root: ``$ref``s inlined
+    (a recursive one cut to ``{"type": "object"}``), no ``title``, ``Optional[T]`` as ``T``."""
+    cleaned: JSONObject = _clean(raw, dict(raw.get("$defs") or {}), frozenset())
+    return cleaned
+
+
 def _finish(raw: JSONObject) -> JSONObject:
-    defs = dict(raw.get("$defs") or {})
-    cleaned = _clean(raw, defs, frozenset())
+    cleaned = clean_schema(raw)
     schema: JSONObject = {"type": "object", "properties": cleaned.get("properties", {})}
     if cleaned.get("required"):
         schema["required"] = list(cleaned["required"])
