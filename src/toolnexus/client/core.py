@@ -165,6 +165,8 @@ class Client:
         """Blocking ``run`` (on a fresh event loop); ``RuntimeError`` inside a running loop.
 
         Not available with an injected ``http_client``, which belongs to its own event loop.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt,
@@ -217,6 +219,8 @@ class Client:
         event is ``DoneEvent`` with the result.
         Leaving the iteration early aborts the request in flight and saves nothing (wrap it
         in ``contextlib.aclosing`` to make that immediate).
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt,
@@ -250,6 +254,8 @@ class Client:
         ``toolkit`` and ``cancel`` are those of ``run``. With ``on_text`` the reply streams:
         ``on_text(delta)`` is called for each text delta. ``on_event`` sees every other event
         (tool calls and results, usage, done).
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt, toolkit=toolkit, id=id, cancel=cancel, on_event=on_event, on_text=on_text
@@ -302,6 +308,8 @@ class Client:
         ``history`` is the halted run's ``messages``. The halted call gets its result (run
         again with ``ctx.answer``, or ``declined/expired`` when the answer is not ok), calls of
         that turn without a result run, then the loop goes on with no new user message.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             pending=pending,
@@ -335,6 +343,8 @@ class Client:
 
         With a store that keeps pending requests, the request is claimed first: a second
         resume of it (or a concurrent one, from any process) is a ``ConfigError``.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(pending=pending, answer=answer, toolkit=toolkit, id=id, cancel=cancel)
         check_answer(pending, answer)
@@ -367,6 +377,8 @@ class Client:
         The request is claimed before anything runs, so a second resume, or a concurrent one,
         is a ``ConfigError``. If the resume fails (a model error, a timeout, cancellation),
         nothing is saved and the conversation waits for an answer again.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel, on_event=on_event)
         output = self._output(output_type, output_mode, output_retries, output_validator)
@@ -543,10 +555,24 @@ class Conversation:
         *,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
-        """Run ``prompt`` after the transcript so far; it becomes the result's ``messages``."""
+        """Run ``prompt`` after the transcript so far; it becomes the result's ``messages``.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``Client.run``."""
         result = await self._client.run(
-            prompt, self._toolkit, history=self.messages, cancel=cancel, on_event=on_event
+            prompt,
+            self._toolkit,
+            history=self.messages,
+            cancel=cancel,
+            on_event=on_event,
+            output_type=output_type,
+            output_mode=output_mode,
+            output_retries=output_retries,
+            output_validator=output_validator,
         )
         self.messages = result.messages
         return result

@@ -100,8 +100,10 @@ def _build(output_type: object) -> OutputSpec:
         adapter: Any = TypeAdapter(output_type)  # type: ignore[arg-type]
         raw = adapter.json_schema()
     except Exception as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(
-            f"output_type {output_type!r} is not supported: {str(exc).splitlines()[0]}"
+            "output_type must be a type pydantic can validate and describe as a JSON Schema, "
+            f"not {output_type!r:.80} ({reason})"
         ) from None
     schema = clean_schema(raw)
     wrapped = schema.get("type") != "object"
