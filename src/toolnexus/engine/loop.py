@@ -182,7 +182,9 @@ class Engine:
         # The schemas are shared with the tools unless an interceptor sees the body as sent:
         # hooks and body_transform get copies of their own. A copy per run cost twice the
         # json.dumps of the body with 1,000 tools (benchmarks/suite.py, growth).
-        answers = AnswerCheck(run.output, self.dialect.name) if run.output is not None else None
+        answers = None
+        if run.output is not None:
+            answers = AnswerCheck(run.output, self.dialect.name, copy=bool(state.interceptors))
         offered = list(toolkit.tools()) if toolkit is not None else []
         if answers is not None:
             headers = answers.headers(headers)
@@ -192,7 +194,7 @@ class Engine:
                         f"the toolkit has a tool named {FINAL_RESULT!r}, which output_mode="
                         "'tool' needs for the answer: rename it or choose another output_mode"
                     )
-                offered.append(answers.final_tool())
+                offered.append(answers.spec.final_tool)
         tools: list[JSONObject] = []
         if offered:
             tools = self.dialect.tool_schemas(offered, copy=bool(state.interceptors))

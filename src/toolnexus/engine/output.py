@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from copy import deepcopy
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,10 @@ class OutputSpec:
     schema: OutputSchema
     wrapped: bool
     """The root is not an object: sent as ``{"result": <schema>}`` and unwrapped."""
+    instruction: str
+    """The ``prompted`` mode's addition to the system prompt (made once per type)."""
+    final_tool: Tool
+    """The ``tool`` mode's ``final_result`` tool (the loop answers it, never runs it)."""
 
     def dump(self, value: object) -> object:
         """``value`` as JSON data (``to_dict()["output"]``)."""
@@ -115,7 +120,13 @@ def _build(output_type: object) -> OutputSpec:
             "additionalProperties": False,
         }
     name = _NAME_CHARS.sub("", str(getattr(output_type, "__name__", "") or ""))[:64] or "output"
-    return OutputSpec(output_type, adapter, OutputSchema(name, schema), wrapped)
+    instruction = PROMPT + compact_json(schema)
+    final = Tool(FINAL_RESULT, FINAL_RESULT_DESCRIPTION, schema, "custom", _never_run)
+    return OutputSpec(output_type, adapter, OutputSchema(name, schema), wrapped, instruction, final)
+
+
+async def _never_run(args: JSONObject, ctx: object) -> ToolResult:
+    return ToolResult(CALL_FINAL_RESULT, is_error=True)
 
 
 def output_options(
@@ -161,29 +172,17 @@ class _Invalid(Exception):
 class AnswerCheck:
     """The structured-output state of one run."""
 
-    def __init__(self, options: OutputOptions, style: str) -> None:
+    def __init__(self, options: OutputOptions, style: str, *, copy: bool = False) -> None:
         self.options = options
         self.spec = options.spec
         self.mode = options.mode
         self.forms: OutputStyle = output_style(style)
         self.failures = 0
-        self._instruction = PROMPT + compact_json(self.spec.schema.schema)
+        self._schema = self.spec.schema
+        if copy:  # the body is handed out (interceptors): keep the cached schema out of reach
+            self._schema = OutputSchema(self._schema.name, deepcopy(self._schema.schema))
 
     # --- the request -------------------------------------------------------------------------
-
-    def final_tool(self) -> Tool:
-        """The ``final_result`` tool of the ``tool`` mode (the loop answers it, never runs it)."""
-
-        async def never_run(args: JSONObject, ctx: object) -> ToolResult:
-            return ToolResult(CALL_FINAL_RESULT, is_error=True)
-
-        return Tool(
-            FINAL_RESULT,
-            FINAL_RESULT_DESCRIPTION,
-            self.spec.schema.schema,
-            "custom",
-            never_run,
-        )
 
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         """The run's request headers with those the native form needs."""
@@ -203,9 +202,9 @@ class AnswerCheck:
     def shape(self, body: JSONObject) -> JSONObject:
         """``body`` as this run's mode sends it."""
         if self.mode == "native":
-            return self.forms.native(body, self.spec.schema)
+            return self.forms.native(body, self._schema)
         if self.mode == "prompted":
-            return self.forms.prompted(body, self._instruction)
+            return self.forms.prompted(body, self.spec.instruction)
         return body
 
     # --- the answers -------------------------------------------------------------------------
