@@ -745,3 +745,87 @@ def test_run_result_to_dict_dumps_any_output_as_json() -> None:
 
     result = RunResult("", [], [], 0, 1, Usage(), "m", "done", output=Point(1, 2))
     assert result.to_dict()["output"] == {"x": 1, "y": 2}
+
+
+async def test_malformed_final_result_arguments_are_sent_back_as_a_failure(
+    stub: StubLLMServer, make_client: MakeClient, style: str
+) -> None:
+    stub.enqueue(
+        reply.tool_calls(reply.call("final_result", '{"city": "Par')), answer("tool", PARIS)
+    )
+    res = await make_client(style).run("hi", output_type=Weather, output_mode="tool")
+    message = retry_text(stub.requests[1], style, "tool")
+    assert message.startswith(RETRY_START + "invalid arguments for final_result:")
+    assert res.output == Weather(city="Paris", temp_c=21)
+    assert_balanced(res.messages, style)
+
+
+async def test_final_result_never_reaches_tool_hooks_or_tool_metrics(
+    stub: StubLLMServer, make_client: MakeClient, style: str
+) -> None:
+    stub.enqueue(
+        reply.tool_calls(
+            reply.call("get_weather", {"city": "Paris"}), reply.call("final_result", PARIS)
+        )
+    )
+    hooked: list[str] = []
+    metrics: list[dict[str, Any]] = []
+    seen_tools: list[list[str]] = []
+
+    def before_tool(payload: dict[str, Any]) -> None:
+        hooked.append(payload["name"])
+
+    def before_llm(payload: dict[str, Any]) -> None:
+        tools = payload["tools"]
+        seen_tools.append(
+            [t["function"]["name"] if style == "openai" else t["name"] for t in tools]
+        )
+
+    client = make_client(
+        style,
+        output_mode="tool",
+        on_metric=metrics.append,
+        hooks={"before_tool": before_tool, "before_llm": before_llm},
+    )
+    res = await client.run("hi", await toolkit_of(get_weather), output_type=Weather)
+
+    assert hooked == ["get_weather"]
+    assert [m.get("tool") for m in metrics if m["event"] == "tool"] == ["get_weather"]
+    assert seen_tools == [["get_weather", "final_result"]]  # the LLM hooks see every attempt
+    assert res.output == Weather(city="Paris", temp_c=21)
+
+
+async def test_an_interceptor_editing_the_body_cannot_change_the_type_schema(
+    stub: StubLLMServer, make_client: MakeClient
+) -> None:
+    from toolnexus import Interceptor
+
+    class Scribble(Interceptor):
+        async def around_llm(self, call_next: Any, call: Any) -> Any:
+            call.body["response_format"]["json_schema"]["schema"]["properties"].clear()
+            return await call_next(call)
+
+    stub.enqueue(reply.text(PARIS_JSON), reply.text(PARIS_JSON))
+    scribbled = make_client("openai")
+    scribbled.add_interceptor(Scribble())
+    await scribbled.run("hi", output_type=Weather)
+    res = await make_client("openai").run("hi", output_type=Weather)
+
+    assert stub.requests[1].json["response_format"]["json_schema"]["schema"] == WEATHER_SCHEMA
+    assert res.output == Weather(city="Paris", temp_c=21)
+
+
+async def test_agent_resume_keeps_the_output_options_of_the_halted_run(
+    stub: StubLLMServer,
+) -> None:
+    gate = Gate()
+    deployer = agent("deployer", does="Deploys.", uses={"tools": [make_tool("deploy", gate)]})
+    llm = {"base_url": stub.url, "style": "openai", "model": "m", "api_key": "k"}
+    stub.enqueue(reply.tool_calls(reply.call("deploy")), reply.text('{"result":3}'))
+
+    halted = await deployer.run("deploy", llm=llm, output_type=int)
+    assert halted.status == "pending"
+    assert halted.pending is not None
+    res = await deployer.resume(halted.pending, Answer(halted.pending.id, ok=True), llm=llm)
+
+    assert (res.status, res.output) == ("done", 3)
