@@ -829,3 +829,26 @@ async def test_agent_resume_keeps_the_output_options_of_the_halted_run(
     res = await deployer.resume(halted.pending, Answer(halted.pending.id, ok=True), llm=llm)
 
     assert (res.status, res.output) == ("done", 3)
+
+
+async def test_an_in_process_model_gets_the_native_form_and_the_client_default_mode() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    async def generate(request: dict[str, Any]) -> dict[str, Any]:
+        bodies.append(request["body"])
+        return {"content": "```json\n" + PARIS_JSON + "\n```"}
+
+    local = tn_in_process(generate, output_mode="prompted")
+    res = await local.run("hi", output_type=Weather)
+    native = await tn_in_process(generate).run("hi", output_type=Weather, output_retries=0)
+
+    assert bodies[0]["messages"][0]["content"].startswith(PROMPT)
+    assert res.output == Weather(city="Paris", temp_c=21)
+    assert bodies[1]["response_format"]["json_schema"]["name"] == "Weather"
+    assert (native.status, native.limit) == ("incomplete", "outputRetries")  # fenced: not JSON
+
+
+def tn_in_process(generate: Any, **options: Any) -> Any:
+    from toolnexus import create_in_process_client
+
+    return create_in_process_client(model="local", generate=generate, **options)
