@@ -177,11 +177,13 @@ def main() -> None:
     for setting, table in results.items():
         base_wall, base_cpu = table["no output_type"]
         print(f"\n{setting}")
-        print(f"{'case':<20}{'wall':>10}{'ratio':>8}{'client CPU':>13}{'ratio':>8}")
+        print(
+            f"{'case':<20}{'wall':>10}{'ratio':>8}{'client CPU':>13}{'ratio':>8}{'CPU added':>12}"
+        )
         for name, (wall, cpu) in table.items():
             print(
                 f"{name:<20}{wall * 1e6:>7.0f} us{wall / base_wall:>7.2f}x"
-                f"{cpu * 1e6:>10.0f} us{cpu / base_cpu:>7.2f}x"
+                f"{cpu * 1e6:>10.0f} us{cpu / base_cpu:>7.2f}x{(cpu - base_cpu) * 1e6:>+9.0f} us"
             )
 
 
