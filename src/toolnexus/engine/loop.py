@@ -3,6 +3,10 @@
 Per turn: ``before_llm`` → build the body → one LLM call (with retries) → ``after_llm`` →
 ``usage`` event → if the model asked for tools: ``tool_call`` events, run them concurrently,
 settle them in call order (suspensions included), append their results → next turn.
+
+With an ``output_type`` (``engine.output``), the end of a turn is where the answer is checked:
+a text answer (or, in the ``tool`` mode, a ``final_result`` call) that fails is sent back and
+the loop goes on; no other step changes.
 """
 
 from __future__ import annotations
@@ -179,9 +183,6 @@ class Engine:
             state.info,
             quiet=run.quiet,
         )
-        # The schemas are shared with the tools unless an interceptor sees the body as sent:
-        # hooks and body_transform get copies of their own. A copy per run cost twice the
-        # json.dumps of the body with 1,000 tools (benchmarks/suite.py, growth).
         answers = None
         if run.output is not None:
             answers = AnswerCheck(run.output, self.dialect.name, copy=bool(state.interceptors))
@@ -195,6 +196,9 @@ class Engine:
                         "'tool' needs for the answer: rename it or choose another output_mode"
                     )
                 offered.append(answers.spec.final_tool)
+        # The schemas are shared with the tools unless an interceptor sees the body as sent:
+        # hooks and body_transform get copies of their own. A copy per run cost twice the
+        # json.dumps of the body with 1,000 tools (benchmarks/suite.py, growth).
         tools: list[JSONObject] = []
         if offered:
             tools = self.dialect.tool_schemas(offered, copy=bool(state.interceptors))

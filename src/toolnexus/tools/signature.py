@@ -1,9 +1,11 @@
 """A function's parameters as a JSON Schema and an argument validator, built with pydantic.
 
-The only module of the library that imports pydantic (on first use, when a native tool is
-defined). One pydantic model per function holds a field per parameter; it gives the JSON Schema
-(cleaned for LLM providers: no ``title``, no ``$ref``, ``Optional[T]`` as ``T``) and validates
-the model's arguments in lax mode before the call (``"7"`` becomes ``7`` for an ``int``).
+With ``engine/output.py`` (structured output), the only module of the library that imports
+pydantic (on first use, when a native tool is defined). One pydantic model per function holds
+a field per parameter; it gives the JSON Schema (cleaned for LLM providers: no ``title``, no
+``$ref``, ``Optional[T]`` as ``T``; ``clean_schema`` does the same for any schema) and
+validates the model's arguments in lax mode before the call (``"7"`` becomes ``7`` for an
+``int``).
 """
 
 from __future__ import annotations
