@@ -14,6 +14,7 @@ ERROR_NAMES = [
     "AuthenticationError",
     "ConfigError",
     "LLMError",
+    "ModelRetry",
     "RateLimitError",
     "RunCancelled",
     "RunTimeout",

@@ -26,6 +26,10 @@ BAD: dict[str, object] = {
     "on_text": 3,
     "pending": "the request",
     "answer": True,
+    "output_type": object(),
+    "output_mode": "json",
+    "output_retries": -1,
+    "output_validator": 3,
 }
 """A value of the wrong kind for each option."""
 
@@ -47,24 +51,33 @@ async def _run_sync(client: Client, **options: Any) -> None:
     client.run_sync(**options)  # the check comes before it would need an event loop of its own
 
 
+OUTPUT: dict[str, object] = {
+    "output_type": None,
+    "output_mode": None,
+    "output_retries": 2,
+    "output_validator": None,
+}
+"""The structured-output options every entry point takes, with valid values."""
+
 Call = Callable[..., Any]
 ENTRY_POINTS: dict[str, tuple[Call, dict[str, object]]] = {
     "run": (Client.run, {"prompt": "hi", "toolkit": None, "history": None,
-                         "conversation_id": None, "cancel": None, "on_event": None}),
+                         "conversation_id": None, "cancel": None, "on_event": None, **OUTPUT}),
     "run_sync": (_run_sync, {"prompt": "hi", "toolkit": None, "history": None,
-                             "conversation_id": None, "cancel": None, "on_event": None}),
+                             "conversation_id": None, "cancel": None, "on_event": None, **OUTPUT}),
     "stream": (_stream, {"prompt": "hi", "toolkit": None, "history": None,
-                         "conversation_id": None, "cancel": None}),
-    "send": (_send, {"prompt": "hi", "cancel": None, "on_event": None}),
+                         "conversation_id": None, "cancel": None, **OUTPUT}),
+    "send": (_send, {"prompt": "hi", "cancel": None, "on_event": None, **OUTPUT}),
     "ask": (Client.ask, {"prompt": "hi", "toolkit": None, "id": None, "cancel": None,
-                         "on_event": None, "on_text": None}),
+                         "on_event": None, "on_text": None, **OUTPUT}),
     "run_with_answer": (Client.run_with_answer, {"pending": REQUEST, "answer": ANSWER,
                                                  "toolkit": None, "history": [], "cancel": None,
-                                                 "on_event": None}),
+                                                 "on_event": None, **OUTPUT}),
     "ask_with_answer": (Client.ask_with_answer, {"pending": REQUEST, "answer": ANSWER,
-                                                 "toolkit": None, "id": "c1", "cancel": None}),
+                                                 "toolkit": None, "id": "c1", "cancel": None,
+                                                 **OUTPUT}),
     "resume": (Client.resume, {"id": "c1", "answer": ANSWER, "toolkit": None, "cancel": None,
-                               "on_event": None}),
+                               "on_event": None, **OUTPUT}),
 }  # fmt: skip
 """Each entry point, with a valid value for every option it takes."""
 

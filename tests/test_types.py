@@ -145,6 +145,7 @@ def test_run_result_to_dict_has_exactly_the_camel_case_wire_keys() -> None:
         "model": "test-model",
         "status": "done",
         "stopReason": None,
+        "output": None,
     }
 
 

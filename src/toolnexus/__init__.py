@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
+from .dialects.output import OutputMode
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
@@ -18,6 +19,7 @@ from .errors import (
     AuthenticationError,
     ConfigError,
     LLMError,
+    ModelRetry,
     RateLimitError,
     RunCancelled,
     RunTimeout,
@@ -110,6 +112,8 @@ __all__ = [
     "MemoryTokenStore",
     "MetricsRegistry",
     "ModelCall",
+    "ModelRetry",
+    "OutputMode",
     "PendingEvent",
     "ProgressFn",
     "RateLimitError",

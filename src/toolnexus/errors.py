@@ -11,7 +11,9 @@ a run is one of these::
     │   └── StreamError          the provider sent an error event inside a stream
     ├── RunCancelled      the run's CancelToken fired
     ├── RunTimeout        the run's deadline passed (also a TimeoutError)
-    └── ConfigError       a bad option or config value (also a ValueError)
+    ├── ConfigError       a bad option or config value (also a ValueError)
+    └── ModelRetry        raised by an ``output_validator`` to ask the model again (it never
+                          leaves a run)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "AuthenticationError",
     "ConfigError",
     "LLMError",
+    "ModelRetry",
     "RateLimitError",
     "RunCancelled",
     "RunTimeout",
@@ -89,3 +92,8 @@ class RunTimeout(ToolnexusError, TimeoutError):
 
 class ConfigError(ToolnexusError, ValueError):
     """A configuration value is invalid or missing (bad option, bad config file, no API key)."""
+
+
+class ModelRetry(ToolnexusError):
+    """Raised by an ``output_validator`` to refuse an answer: the model is asked again with
+    the message (a retry, within ``output_retries``)."""

@@ -197,6 +197,10 @@ class RunResult:
     """Why the last model reply ended, the same names in every wire style: ``"stop"``,
     ``"length"`` (cut by the token limit), ``"tool_calls"``, ``"content_filter"``,
     ``"refusal"``; another provider value as it came; ``None`` when the provider gave none."""
+    output: Any = None
+    """With ``output_type``: the validated answer (an instance of that type); else ``None``."""
+    _output_dump: Callable[[Any], object] | None = field(default=None, repr=False, compare=False)
+    """Turns ``output`` into JSON data for ``to_dict`` (set by the run)."""
 
     def to_dict(self) -> JSONObject:
         """The camelCase wire form (JSON-serialisable)."""
@@ -210,12 +214,22 @@ class RunResult:
             "model": self.model,
             "status": self.status,
             "stopReason": self.stop_reason,
+            "output": self._output_json(),
         }
         if self.limit is not None:
             out["limit"] = self.limit
         if self.pending is not None:
             out["pending"] = self.pending.to_dict()
         return out
+
+    def _output_json(self) -> object:
+        if self.output is None:
+            return None
+        if self._output_dump is not None:
+            return self._output_dump(self.output)
+        from pydantic_core import to_jsonable_python
+
+        return to_jsonable_python(self.output)
 
 
 def _wire_metadata(metadata: JSONObject | None) -> JSONObject | None:

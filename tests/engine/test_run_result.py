@@ -157,7 +157,9 @@ async def test_result_to_dict_is_json_with_camel_case_keys(
         "model",
         "status",
         "stopReason",
+        "output",
     }
+    assert data["output"] is None  # null without output_type (SPEC §10)
     assert data["toolCalls"] == [
         {
             "id": first_id(style),

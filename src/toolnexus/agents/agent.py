@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 from ..cancel import CancelToken
 from ..client import Client, create_client, create_in_process_client
+from ..dialects.output import OutputMode
 from ..engine.hooks import Hooks
+from ..engine.output import output_options
 from ..errors import ConfigError, RunCancelled, RunTimeout
 from ..metrics import MetricSink
 from ..suspension import Answer, Request
@@ -59,6 +61,9 @@ class AgentResult:
     limit: str | None = None
     pending: Request | None = None
     """For ``pending``: the request, with ``data["path"]`` naming the agents down to it."""
+    output: Any = None
+    """With ``output_type``: the validated answer (``None`` otherwise, or when the run did not
+    end ``done``)."""
 
 
 @dataclass(slots=True)
@@ -68,6 +73,8 @@ class _Halted:
     request: Request
     messages: list[JSONObject]
     llm: Mapping[str, Any]
+    output: Mapping[str, Any]
+    """The structured-output options of the halted run (the resume keeps them)."""
 
 
 class Agent:
@@ -123,12 +130,37 @@ class Agent:
         return result
 
     async def run(
-        self, prompt: str, *, llm: Mapping[str, Any], cancel: CancelToken | None = None
+        self,
+        prompt: str,
+        *,
+        llm: Mapping[str, Any],
+        cancel: CancelToken | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> AgentResult:
         """Run on ``prompt`` from a fresh transcript. ``llm`` holds ``create_client`` options
         (``base_url``, ``style``, ``model``, ``api_key``, …; or ``generate`` for an in-process
-        model). Never raises for a failed run: the status and text say what happened."""
-        return await self._run(prompt, llm, cancel, resume=None)
+        model). Never raises for a failed run: the status and text say what happened.
+        ``output_type`` and the other ``output_*`` options are those of ``Client.run``: the
+        validated answer is ``AgentResult.output`` (a bad option is a ``ConfigError``)."""
+        output = {
+            "output_type": output_type,
+            "output_mode": output_mode,
+            "output_retries": output_retries,
+            "output_validator": output_validator,
+        }
+        if output_type is not None:
+            output_options(
+                output_type,
+                output_mode,
+                output_retries,
+                output_validator,
+                default_mode=None,
+                style=str(llm.get("style") or "openai"),
+            )
+        return await self._run(prompt, llm, cancel, resume=None, output=output)
 
     async def resume(
         self,
@@ -142,7 +174,7 @@ class Agent:
         halted = self._halted.get(pending.id)
         if halted is None:
             raise ConfigError(f"{self.name}: no run waits for request {pending.id!r}")
-        return await self._run("", llm, cancel, resume=(halted, answer))
+        return await self._run("", llm, cancel, resume=(halted, answer), output=halted.output)
 
     def waiting(self, request_id: str) -> Request | None:
         """The request a halted run of this agent waits on, by id (``None`` if none does)."""
@@ -167,8 +199,10 @@ class Agent:
         llm: Mapping[str, Any],
         cancel: CancelToken | None,
         resume: tuple[_Halted, Answer] | None,
+        output: Mapping[str, Any] | None = None,
     ) -> AgentResult:
         tally = RunTally()
+        output = output or {}
         if self._closed:
             return AgentResult(f"{self.name} is closed", "closed", 0, 0)
         token = CancelToken()
@@ -182,11 +216,16 @@ class Agent:
             toolkit = Toolkit([*self.tools, *self._team_tools(llm, tally)])
             try:
                 if resume is None:
-                    result = await client.run(prompt, toolkit, cancel=token)
+                    result = await client.run(prompt, toolkit, cancel=token, **output)
                 else:
                     halted, answer = resume
                     result = await client.run_with_answer(
-                        halted.request, answer, toolkit, history=halted.messages, cancel=token
+                        halted.request,
+                        answer,
+                        toolkit,
+                        history=halted.messages,
+                        cancel=token,
+                        **output,
                     )
             finally:
                 await client.aclose()
@@ -209,14 +248,22 @@ class Agent:
         finally:
             _PATH.reset(path)
             self._running.discard(token)
-        return self._result(result, tally, llm)
+        return self._result(result, tally, llm, output)
 
-    def _result(self, result: RunResult, tally: RunTally, llm: Mapping[str, Any]) -> AgentResult:
+    def _result(
+        self,
+        result: RunResult,
+        tally: RunTally,
+        llm: Mapping[str, Any],
+        output: Mapping[str, Any],
+    ) -> AgentResult:
         total = result.usage.total_tokens + tally.child_tokens
         if result.status != "pending" or result.pending is None:
-            return AgentResult(result.text, result.status, result.turns, total, result.limit)
+            return AgentResult(
+                result.text, result.status, result.turns, total, result.limit, output=result.output
+            )
         inner = result.pending
-        self._halted[inner.id] = _Halted(inner, result.messages, llm)
+        self._halted[inner.id] = _Halted(inner, result.messages, llm, output)
         below = (inner.data or {}).get("path")
         path = [self.name, *(below if isinstance(below, list) else [])]
         data = {**(inner.data or {}), "path": path}

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._callbacks import call_quietly, snapshot
 from .._sync import run_blocking
 from ..cancel import CancelToken
+from ..dialects.output import OutputMode
 from ..engine.interceptors import Interceptor
 from ..engine.loop import Engine, RunInput
+from ..engine.output import OutputOptions, output_options
 from ..engine.scope import RunScope, guarded
 from ..engine.waiting import (
     claim_pending,
@@ -108,6 +110,10 @@ class Client:
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """Run ``prompt`` through the loop until the model answers or ``max_turns``.
 
@@ -116,6 +122,16 @@ class Client:
         in the client's store. ``cancel`` (a ``CancelToken``) stops the run with
         ``RunCancelled``. ``on_event`` sees every event but text. An option of the wrong kind
         is a ``ConfigError`` naming it, before anything is sent.
+
+        ``output_type`` (a pydantic model, dataclass, ``TypedDict``, primitive, list,
+        ``Literal``, ``Enum`` or a union of them) asks for a typed answer: ``result.output`` is
+        the validated value. ``output_mode`` is ``"native"`` (the provider's response format),
+        ``"tool"`` (a ``final_result`` tool) or ``"prompted"`` (the schema in the system
+        prompt); by default the client's, else the style's. A wrong answer, or one that
+        ``output_validator`` (sync or async; returns the value to keep) refuses by raising
+        ``ModelRetry``, is sent back for another turn, at most ``output_retries`` times; then
+        the run ends ``incomplete`` with ``limit="outputRetries"``. The same options work on
+        ``run_sync``, ``stream``, ``ask`` and the resume methods.
         """
         check_run(
             prompt=prompt,
@@ -126,7 +142,10 @@ class Client:
             on_event=on_event,
         )
         quiet = on_event is None  # the loop makes only the events someone reads
-        run = RunInput(prompt, toolkit, history, conversation_id, cancel, quiet=quiet)
+        output = self._output(output_type, output_mode, output_retries, output_validator)
+        run = RunInput(
+            prompt, toolkit, history, conversation_id, cancel, quiet=quiet, output=output
+        )
         return await self._drain(self._engine.events(run), on_event)
 
     def run_sync(
@@ -138,10 +157,16 @@ class Client:
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """Blocking ``run`` (on a fresh event loop); ``RuntimeError`` inside a running loop.
 
         Not available with an injected ``http_client``, which belongs to its own event loop.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt,
@@ -151,6 +176,7 @@ class Client:
             cancel=cancel,
             on_event=on_event,
         )
+        self._output(output_type, output_mode, output_retries, output_validator)
         if self._transport is not None and self._transport.injected:
             raise ConfigError(
                 "run_sync needs its own event loop, but this client uses an injected "
@@ -165,6 +191,10 @@ class Client:
                     conversation_id=conversation_id,
                     cancel=cancel,
                     on_event=on_event,
+                    output_type=output_type,
+                    output_mode=output_mode,
+                    output_retries=output_retries,
+                    output_validator=output_validator,
                 )
             )
         )
@@ -177,6 +207,10 @@ class Client:
         history: list[JSONObject] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> AsyncGenerator[Event, None]:
         """The same loop as ``run`` over the streaming wire format, as events.
 
@@ -185,6 +219,8 @@ class Client:
         event is ``DoneEvent`` with the result.
         Leaving the iteration early aborts the request in flight and saves nothing (wrap it
         in ``contextlib.aclosing`` to make that immediate).
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt,
@@ -193,7 +229,10 @@ class Client:
             conversation_id=conversation_id,
             cancel=cancel,
         )
-        run = RunInput(prompt, toolkit, history, conversation_id, cancel, stream=True)
+        output = self._output(output_type, output_mode, output_retries, output_validator)
+        run = RunInput(
+            prompt, toolkit, history, conversation_id, cancel, stream=True, output=output
+        )
         return self._engine.events(run)
 
     async def ask(
@@ -205,21 +244,46 @@ class Client:
         on_text: Callable[[str], Any] | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """``prompt`` as a turn of the conversation ``id`` (stateless without it).
 
         ``toolkit`` and ``cancel`` are those of ``run``. With ``on_text`` the reply streams:
         ``on_text(delta)`` is called for each text delta. ``on_event`` sees every other event
         (tool calls and results, usage, done).
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             prompt=prompt, toolkit=toolkit, id=id, cancel=cancel, on_event=on_event, on_text=on_text
         )
+        output = self._output(output_type, output_mode, output_retries, output_validator)
         if on_text is None:
-            run = RunInput(prompt, toolkit, None, id, cancel, quiet=on_event is None)
+            quiet = on_event is None
+            run = RunInput(prompt, toolkit, None, id, cancel, quiet=quiet, output=output)
         else:
-            run = RunInput(prompt, toolkit, None, id, cancel, stream=True)
+            run = RunInput(prompt, toolkit, None, id, cancel, stream=True, output=output)
         return await self._drain(self._engine.events(run), on_event, on_text)
+
+    def _output(
+        self,
+        output_type: object,
+        output_mode: object,
+        output_retries: object,
+        output_validator: object,
+    ) -> OutputOptions | None:
+        """A run's structured-output options, checked before anything is sent."""
+        return output_options(
+            output_type,
+            output_mode,
+            output_retries,
+            output_validator,
+            default_mode=self._engine.output_mode,
+            style=self._engine.dialect.name,
+        )
 
     def conversation(self, toolkit: Toolkit | None = None) -> Conversation:
         """A transcript held in memory by the returned object (the store is not used)."""
@@ -234,12 +298,18 @@ class Client:
         history: list[JSONObject],
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """Resume a run that halted with ``status="pending"``, given the host's answer.
 
         ``history`` is the halted run's ``messages``. The halted call gets its result (run
         again with ``ctx.answer``, or ``declined/expired`` when the answer is not ok), calls of
         that turn without a result run, then the loop goes on with no new user message.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(
             pending=pending,
@@ -250,7 +320,10 @@ class Client:
             on_event=on_event,
         )
         check_answer(pending, answer)
-        run = RunInput(None, toolkit, history, None, cancel, resume=(pending, answer))
+        output = self._output(output_type, output_mode, output_retries, output_validator)
+        run = RunInput(
+            None, toolkit, history, None, cancel, resume=(pending, answer), output=output
+        )
         return await self._drain(self._engine.events(run), on_event)
 
     async def ask_with_answer(
@@ -261,15 +334,22 @@ class Client:
         *,
         id: str,
         cancel: CancelToken | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """``run_with_answer`` for the conversation ``id``: loads and saves through the store.
 
         With a store that keeps pending requests, the request is claimed first: a second
         resume of it (or a concurrent one, from any process) is a ``ConfigError``.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(pending=pending, answer=answer, toolkit=toolkit, id=id, cancel=cancel)
         check_answer(pending, answer)
-        return await self._resume_stored(pending, answer, toolkit, id, cancel, None)
+        output = self._output(output_type, output_mode, output_retries, output_validator)
+        return await self._resume_stored(pending, answer, toolkit, id, cancel, None, output)
 
     async def pending(self, id: str) -> Request | None:
         """The request conversation ``id`` waits for (``None``: it waits for nothing or does
@@ -284,6 +364,10 @@ class Client:
         *,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
         """Answer what conversation ``id`` waits for and continue its run, given nothing else:
         the transcript and the pending request come from the store (in another process too,
@@ -293,15 +377,18 @@ class Client:
         The request is claimed before anything runs, so a second resume, or a concurrent one,
         is a ``ConfigError``. If the resume fails (a model error, a timeout, cancellation),
         nothing is saved and the conversation waits for an answer again.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``run`` (structured output).
         """
         check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel, on_event=on_event)
+        output = self._output(output_type, output_mode, output_retries, output_validator)
         request = await load_pending(require_pending_store(self._store), id)
         if request is None:
             raise ConfigError(
                 f"conversation {id!r} is not waiting for an answer: nothing to resume"
             )
         check_answer(request, answer)
-        return await self._resume_stored(request, answer, toolkit, id, cancel, on_event)
+        return await self._resume_stored(request, answer, toolkit, id, cancel, on_event, output)
 
     async def _resume_stored(
         self,
@@ -311,6 +398,7 @@ class Client:
         id: str,
         cancel: CancelToken | None,
         on_event: Callable[[Event], Any] | None,
+        output: OutputOptions | None,
     ) -> RunResult:
         claimed = keeps_pending(self._store)
         if claimed:
@@ -319,7 +407,9 @@ class Client:
             history = await self._store.get(id)
             if history is None:
                 raise ConfigError(f"no conversation {id!r} in the store to resume")
-            run = RunInput(None, toolkit, history, id, cancel, resume=(request, answer))
+            run = RunInput(
+                None, toolkit, history, id, cancel, resume=(request, answer), output=output
+            )
             return await self._drain(self._engine.events(run), on_event)
         except BaseException:
             if claimed:  # nothing was saved: the conversation still waits for this request
@@ -465,10 +555,24 @@ class Conversation:
         *,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode | None = None,
+        output_retries: int = 2,
+        output_validator: Callable[[Any], Any] | None = None,
     ) -> RunResult:
-        """Run ``prompt`` after the transcript so far; it becomes the result's ``messages``."""
+        """Run ``prompt`` after the transcript so far; it becomes the result's ``messages``.
+        ``output_type``, ``output_mode``, ``output_retries`` and ``output_validator`` are those
+        of ``Client.run``."""
         result = await self._client.run(
-            prompt, self._toolkit, history=self.messages, cancel=cancel, on_event=on_event
+            prompt,
+            self._toolkit,
+            history=self.messages,
+            cancel=cancel,
+            on_event=on_event,
+            output_type=output_type,
+            output_mode=output_mode,
+            output_retries=output_retries,
+            output_validator=output_validator,
         )
         self.messages = result.messages
         return result

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._credentials import ApiKey, checked_headers, key_variables, request_headers
 from ..dialects import dialect_for
+from ..dialects.output import OUTPUT_MODES, OutputMode
 from ..engine.hooks import Hooks
 from ..engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
 from ..engine.loop import Engine, WaitFor
@@ -54,6 +55,7 @@ def create_client(
     http_client: object | None = None,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     metrics_registry: MetricsRegistry | None = None,
+    output_mode: OutputMode | None = None,
 ) -> Client:
     """A client for an OpenAI- or Anthropic-style endpoint. Nothing is contacted until a run.
 
@@ -92,6 +94,9 @@ def create_client(
             (64 MiB by default) raises ``LLMError`` as soon as that much was read.
         metrics_registry: Where metric events are counted (a new one per client when not
             given); ``client.metrics()`` renders it.
+        output_mode: How runs with an ``output_type`` ask for it unless they say otherwise:
+            ``"native"``, ``"tool"`` or ``"prompted"`` (``None``: ``native`` for openai,
+            ``tool`` for anthropic).
 
     Raises:
         ConfigError: An unknown style or an invalid option.
@@ -133,6 +138,7 @@ def create_client(
         request_params=_clean_params(request_params),
         body_transform=body_transform,
         timeout_ms=timeout_ms,
+        output_mode=_output_mode(output_mode),
     )
     return Client(engine, transport, base_url=base_url, style=style)
 
@@ -158,6 +164,7 @@ def create_in_process_client(
     request_params: Mapping[str, Any] | None = None,
     body_transform: Callable[[JSONObject], Any] | None = None,
     metrics_registry: MetricsRegistry | None = None,
+    output_mode: OutputMode | None = None,
     **wire_options: Any,
 ) -> Client:
     """A client whose model runs in this process: ``generate(request)`` answers each call.
@@ -195,6 +202,8 @@ def create_in_process_client(
         body_transform: Sees (and may replace) each request body last, before ``generate``.
         metrics_registry: Where metric events are counted (a new one per client when not
             given); ``client.metrics()`` renders it.
+        output_mode: The default structured-output mode of runs with an ``output_type``
+            (``None``: ``native``, the body's ``response_format``).
         wire_options: Refused: the wire-only options of ``create_client`` (``base_url``,
             ``style``, ``api_key``, ``http_client``, ``headers``, ``max_response_bytes``) or
             any unknown one raise ``ConfigError`` (also a ``TypeError``) naming them.
@@ -237,12 +246,21 @@ def create_in_process_client(
         request_params=_clean_params(request_params),
         body_transform=body_transform,
         timeout_ms=timeout_ms,
+        output_mode=_output_mode(output_mode),
     )
     return Client(engine, None, base_url="in-process", style="openai")
 
 
 class _WireOptionError(ConfigError, TypeError):
     """An HTTP-only option given to the in-process client."""
+
+
+def _output_mode(mode: object) -> OutputMode | None:
+    _check(
+        mode is None or mode in OUTPUT_MODES,
+        f"output_mode must be one of {', '.join(OUTPUT_MODES)}, not {mode!r}",
+    )
+    return mode  # type: ignore[return-value]
 
 
 def _check_callbacks(**callbacks: object) -> None:

@@ -3,6 +3,10 @@
 Per turn: ``before_llm`` → build the body → one LLM call (with retries) → ``after_llm`` →
 ``usage`` event → if the model asked for tools: ``tool_call`` events, run them concurrently,
 settle them in call order (suspensions included), append their results → next turn.
+
+With an ``output_type`` (``engine.output``), the end of a turn is where the answer is checked:
+a text answer (or, in the ``tool`` mode, a ``final_result`` call) that fails is sent back and
+the loop goes on; no other step changes.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import Any
 from .._callbacks import maybe_await, snapshot
 from ..cancel import CancelToken
 from ..dialects import Dialect, ToolUse, Turn
+from ..dialects.output import OutputMode
 from ..errors import ConfigError
 from ..events import (
     DoneEvent,
@@ -34,6 +39,7 @@ from .hooks import Hooks, call_hook
 from .intercepted import intercepted_call, observed
 from .interceptors import Interceptor, RunInfo
 from .llm import ModelCaller
+from .output import ACCEPTED, FINAL_RESULT, AnswerCheck, OutputOptions, Verdict
 from .resume import resumable_turn
 from .scope import RunScope, guarded
 from .serial import KeyedLock
@@ -60,6 +66,8 @@ class RunInput:
     quiet: bool = False
     """Only the ``DoneEvent`` is wanted (``run`` without ``on_event``): no usage, tool-call or
     tool-result event is made."""
+    output: OutputOptions | None = None
+    """Structured output: the answer is checked against a type (see ``engine.output``)."""
 
 
 @dataclass(slots=True)
@@ -106,6 +114,8 @@ class Engine:
     timeout_ms: float | None = None
     interceptors: tuple[Interceptor, ...] = ()
     """Wrap every model call and tool execution (see ``interceptors.Interceptor``)."""
+    output_mode: OutputMode | None = None
+    """The client's default structured-output mode (``None``: the style's)."""
     conversations: KeyedLock = field(default_factory=KeyedLock)
     """Serialises runs of one conversation id within this client."""
 
@@ -173,12 +183,25 @@ class Engine:
             state.info,
             quiet=run.quiet,
         )
+        answers = None
+        if run.output is not None:
+            answers = AnswerCheck(run.output, self.dialect.name, copy=bool(state.interceptors))
+        offered = list(toolkit.tools()) if toolkit is not None else []
+        if answers is not None:
+            headers = answers.headers(headers)
+            if answers.mode == "tool":
+                if any(t.name == FINAL_RESULT for t in offered):
+                    raise ConfigError(
+                        f"the toolkit has a tool named {FINAL_RESULT!r}, which output_mode="
+                        "'tool' needs for the answer: rename it or choose another output_mode"
+                    )
+                offered.append(answers.spec.final_tool)
         # The schemas are shared with the tools unless an interceptor sees the body as sent:
         # hooks and body_transform get copies of their own. A copy per run cost twice the
         # json.dumps of the body with 1,000 tools (benchmarks/suite.py, growth).
         tools: list[JSONObject] = []
-        if toolkit is not None:
-            tools = self.dialect.tool_schemas(toolkit.tools(), copy=bool(state.interceptors))
+        if offered:
+            tools = self.dialect.tool_schemas(offered, copy=bool(state.interceptors))
         skills = toolkit.skills_prompt() if toolkit is not None else ""
         system = "\n\n".join(p for p in (self.system_prompt, skills) if p)
         state.messages = await self._seed(run)
@@ -201,7 +224,9 @@ class Engine:
                 state.messages, tools, model=self.model, system=system, stream=run.stream
             )
             if self.request_params or self.body_transform is not None:
-                body = await self.shape(body)
+                body = await self.shape(body, answers.shape if answers is not None else None)
+            elif answers is not None:
+                body = answers.shape(body)
             reply: Turn | None = None
             if run.stream or state.info is not None:
                 calls = self._call_llm(body, headers, turn, state)
@@ -230,17 +255,70 @@ class Engine:
             if not reply.tool_uses:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
-                yield await self._done(run, state, "done", reply.text)
-                return
-            async with aclosing(self._tool_turn(runner, reply.tool_uses, turn, state)) as events:
-                async for event in events:
-                    yield event
+                if answers is None:
+                    yield await self._done(run, state, "done", reply.text)
+                    return
+                said = await answers.check_text(reply.text)
+                if said.ok or answers.failed():
+                    yield await self._answered(run, state, answers, said)
+                    return
+                state.messages.append(answers.retry_message(said))
+                continue
+            uses, finals = reply.tool_uses, []
+            if answers is not None and answers.mode == "tool":
+                uses = [u for u in reply.tool_uses if u.name != FINAL_RESULT]
+                finals = [u for u in reply.tool_uses if u.name == FINAL_RESULT]
+            state.turn_results = []
+            if uses:
+                async with aclosing(self._tool_turn(runner, uses, turn, state)) as events:
+                    async for event in events:
+                        yield event
+            verdict: Verdict | None = None
+            if finals:
+                assert answers is not None
+                verdict = await self._final_results(answers, reply.tool_uses, finals, state)
             state.messages.extend(self.dialect.tool_results(state.turn_results))
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
+            if verdict is not None and answers is not None:
+                if verdict.ok or answers.failed():
+                    yield await self._answered(run, state, answers, verdict)
+                    return
         text = self.dialect.incomplete_text(state.last_message)
         yield await self._done(run, state, "incomplete", text, limit="maxTurns")
+
+    async def _final_results(
+        self, answers: AnswerCheck, calls: list[ToolUse], finals: list[ToolUse], state: _RunState
+    ) -> Verdict:
+        """Check the turn's ``final_result`` calls and put their results among the others, in
+        call order. The first valid one is the answer; else the last failure is returned."""
+        settled = dict(state.turn_results)
+        chosen: Verdict | None = None
+        last: Verdict | None = None
+        for use in finals:
+            verdict = await answers.check_call(use.args, use.error)
+            if verdict.ok:
+                settled[use.id] = ToolResult(ACCEPTED)
+                chosen = chosen or verdict
+            else:
+                settled[use.id] = ToolResult(verdict.retry, is_error=True)
+                last = verdict
+        state.turn_results = [(c.id, settled[c.id]) for c in calls if c.id in settled]
+        result = chosen or last
+        assert result is not None
+        return result
+
+    async def _answered(
+        self, run: RunInput, state: _RunState, answers: AnswerCheck, verdict: Verdict
+    ) -> DoneEvent:
+        """The end of a run whose answer was checked: ``done`` with its value, or
+        ``incomplete`` (``outputRetries``) when the last retry failed too."""
+        if verdict.ok:
+            return await self._done(
+                run, state, "done", verdict.text, output=verdict.value, dump=answers.spec.dump
+            )
+        return await self._done(run, state, "incomplete", verdict.text, limit="outputRetries")
 
     async def _before_llm(
         self, state: _RunState, tools: list[JSONObject], turn: int
@@ -273,10 +351,15 @@ class Engine:
             return list(await self.store.get(run.conversation_id) or [])
         return []
 
-    async def shape(self, body: JSONObject) -> JSONObject:
-        """``request_params`` merged in (its keys win), then ``body_transform``'s replacement."""
+    async def shape(
+        self, body: JSONObject, output: Callable[[JSONObject], JSONObject] | None = None
+    ) -> JSONObject:
+        """``request_params`` merged in (its keys win), then the structured-output form
+        (``output``), then ``body_transform``'s replacement."""
         if self.request_params:
             body.update(self.request_params)
+        if output is not None:
+            body = output(body)
         if self.body_transform is not None:
             replaced = await maybe_await(self.body_transform, snapshot(body))
             if replaced is not None:
@@ -427,6 +510,8 @@ class Engine:
         text: str,
         *,
         limit: str | None = None,
+        output: object = None,
+        dump: Callable[[Any], object] | None = None,
     ) -> DoneEvent:
         result = RunResult(
             text=text,
@@ -440,6 +525,8 @@ class Engine:
             limit=limit,
             pending=state.halted if status == "pending" else None,
             stop_reason=state.stop_reason,
+            output=output,
+            _output_dump=dump,
         )
         if run.conversation_id is not None:
             await self.store.save(run.conversation_id, snapshot(state.messages))

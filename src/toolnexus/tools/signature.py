@@ -1,9 +1,11 @@
 """A function's parameters as a JSON Schema and an argument validator, built with pydantic.
 
-The only module of the library that imports pydantic (on first use, when a native tool is
-defined). One pydantic model per function holds a field per parameter; it gives the JSON Schema
-(cleaned for LLM providers: no ``title``, no ``$ref``, ``Optional[T]`` as ``T``) and validates
-the model's arguments in lax mode before the call (``"7"`` becomes ``7`` for an ``int``).
+With ``engine/output.py`` (structured output), the only module of the library that imports
+pydantic (on first use, when a native tool is defined). One pydantic model per function holds
+a field per parameter; it gives the JSON Schema (cleaned for LLM providers: no ``title``, no
+``$ref``, ``Optional[T]`` as ``T``; ``clean_schema`` does the same for any schema) and
+validates the model's arguments in lax mode before the call (``"7"`` becomes ``7`` for an
+``int``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from ..types import JSONObject
 from .docstrings import argument_descriptions
 
-__all__ = ["ArgumentError", "Signature", "resolved_hints"]
+__all__ = ["ArgumentError", "Signature", "clean_schema", "resolved_hints"]
 
 SKIPPED_PARAMETERS = frozenset({"self", "cls", "ctx"})
 _LITERAL_KEYS = frozenset({"default", "enum", "const", "examples", "required"})
@@ -183,9 +185,15 @@ def _json_schema(model: Any) -> JSONObject:
     return schema
 
 
+def clean_schema(raw: JSONObject) -> JSONObject:
+    """A pydantic JSON Schema cleaned for LLM providers, whatever its root: ``$ref``s inlined
+    (a recursive one cut to ``{"type": "object"}``), no ``title``, ``Optional[T]`` as ``T``."""
+    cleaned: JSONObject = _clean(raw, dict(raw.get("$defs") or {}), frozenset())
+    return cleaned
+
+
 def _finish(raw: JSONObject) -> JSONObject:
-    defs = dict(raw.get("$defs") or {})
-    cleaned = _clean(raw, defs, frozenset())
+    cleaned = clean_schema(raw)
     schema: JSONObject = {"type": "object", "properties": cleaned.get("properties", {})}
     if cleaned.get("required"):
         schema["required"] = list(cleaned["required"])
