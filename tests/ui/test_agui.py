@@ -206,7 +206,7 @@ async def test_a_model_failure_is_one_run_error_without_the_api_key(
 ) -> None:
     key = "sk-secret-ui-key-0042"
     stub.enqueue(reply.error(401, {"error": {"message": f"bad key {key}"}}))
-    client = make_client("openai", api_key=key, max_retries=0)
+    client = make_client("openai", api_key=key, retries=0)
     events = await collect(agui_events(client, toolkit, run_input("t7", "hi")))
     assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
     assert key not in json.dumps(events)

@@ -337,7 +337,9 @@ class Client:
             history = await self._store.get(id)
             if history is None:
                 raise ConfigError(f"no conversation {id!r} in the store to resume")
-            run = RunInput(None, toolkit, history, id, cancel, stream=True, resume=(request, answer))
+            run = RunInput(
+                None, toolkit, history, id, cancel, stream=True, resume=(request, answer)
+            )
             async with aclosing(self._engine.events(run)) as events:
                 async for event in events:
                     finished = isinstance(event, DoneEvent)  # saved before it is yielded

@@ -1,5 +1,6 @@
-"""Serving a toolkit to other programs: MCP over streamable HTTP (``/mcp``) or stdio, and
-A2A (an agent card at ``/.well-known/agent-card.json``, JSON-RPC at ``/``).
+"""Serving a toolkit to other programs: MCP over streamable HTTP (``/mcp``) or stdio, A2A
+(an agent card at ``/.well-known/agent-card.json``, JSON-RPC at ``/``), and the chat UI
+(``ui``: AG-UI at ``/agui``, the AI SDK stream at ``/api/chat``, the page at ``/``).
 
 ``Toolkit.serve`` and ``Toolkit.serve_stdio`` are the entry points; this package holds the
 listener (``http``), the profile rules (``profile``, ``a2a_profile``), the A2A task stores
@@ -49,10 +50,16 @@ async def serve_toolkit(
     client: object | None = None,
     a2a: Mapping[str, Any] | A2aProfile | None = None,
     on_task: object | None = None,
+    ui: Mapping[str, Any] | None = None,
 ) -> ServeHandle:
     """Listen on ``addr`` and serve ``toolkit`` on each configured protocol (``Toolkit.serve``)."""
     host, _ = parse_addr(addr)
     routes: list[Route] = []
+    if ui is not None:
+        from .ui import ui_profile, ui_routes
+
+        chat = ui_profile(ui)
+        routes.extend(ui_routes(toolkit, _client(client, "serving the chat UI"), chat, host))
     profile = _profile(toolkit, mcp)
     if profile is not None:
         from .mcp_server import build_mcp_server, mcp_route
@@ -61,7 +68,7 @@ async def serve_toolkit(
     agent = _a2a_profile(toolkit, a2a)
     if agent is None:
         return await start_http(addr, routes)
-    served_by = _a2a_client(client)
+    served_by = _client(client, "serving over A2A")
     if on_task is not None and not callable(on_task):
         raise ConfigError(f"on_task must be callable, not {type(on_task).__name__}")
     try:
@@ -104,11 +111,11 @@ def _a2a_profile(
     return a2a_profile(block, where='config "a2a"') if block is not None else None
 
 
-def _a2a_client(client: object) -> Client:
+def _client(client: object, what: str) -> Client:
     from ..client import Client
 
     if client is None:
-        raise ConfigError("serving over A2A needs client=: the client that runs each task")
+        raise ConfigError(f"{what} needs client=: the client that runs each task")
     if not isinstance(client, Client):
         raise ConfigError(
             f"client must be a toolnexus Client (create_client(...)), not {type(client).__name__}"
