@@ -37,7 +37,8 @@ async def collect(events: AsyncIterator[Any]) -> list[dict[str, Any]]:
     out = []
     async for event in events:
         frame = encode_agui(event)
-        assert frame.startswith("data: ") and frame.endswith("\n\n")
+        assert frame.startswith("data: ")
+        assert frame.endswith("\n\n")
         data = json.loads(frame[len("data: ") :])
         EVENTS.validate_python(data)  # the protocol's own models accept it
         out.append(data)
@@ -82,7 +83,8 @@ async def test_a_tool_run_yields_the_agui_events_in_order(
     assert finished["result"] == {"status": "done", "stopReason": "stop"}
     assert "outcome" not in finished
     stored = await client.conversation_store.get("t1")
-    assert stored is not None and stored[-1]["role"] == "assistant"
+    assert stored is not None
+    assert stored[-1]["role"] == "assistant"
 
 
 async def test_a_second_input_on_the_thread_continues_the_stored_transcript(
@@ -128,7 +130,8 @@ async def test_a_new_thread_is_seeded_from_the_clients_earlier_messages(
     await collect(agui_events(client, toolkit, given))
     body = stub.requests[0].json
     dumped = json.dumps(body["messages"])
-    assert "sunny in Pune" in dumped and "Sure?" in dumped
+    assert "sunny in Pune" in dumped
+    assert "Sure?" in dumped
     if style == "anthropic":
         assert body["messages"][1]["content"][0]["type"] == "tool_use"
     else:
@@ -214,7 +217,7 @@ async def test_a_model_failure_is_one_run_error_without_the_api_key(
 
 
 def test_a_bad_input_is_a_config_error_naming_the_field() -> None:
-    with pytest.raises(ConfigError, match="threadId|thread_id"):
+    with pytest.raises(ConfigError, match=r"threadId|thread_id"):
         agui_input({"runId": "r", "messages": []})
     with pytest.raises(ConfigError, match="no user message"):
         agui_events(None, None, run_input("t"))  # type: ignore[arg-type]

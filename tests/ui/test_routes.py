@@ -74,8 +74,10 @@ async def test_agui_streams_validated_events_as_sse(
     assert headers.get("Transfer-Encoding") == "chunked"  # streamed, not buffered
     events = [EVENTS.validate_json(d) for d in sse_data(raw)]
     kinds = [e.type.value for e in events]
-    assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
-    assert "TOOL_CALL_RESULT" in kinds and "TEXT_MESSAGE_CONTENT" in kinds
+    assert kinds[0] == "RUN_STARTED"
+    assert kinds[-1] == "RUN_FINISHED"
+    assert "TOOL_CALL_RESULT" in kinds
+    assert "TEXT_MESSAGE_CONTENT" in kinds
 
 
 async def test_ai_sdk_chat_streams_the_ui_message_stream(
@@ -98,7 +100,8 @@ async def test_ai_sdk_chat_streams_the_ui_message_stream(
     assert data[-1] == "[DONE]"
     parts = [json.loads(d) for d in data[:-1]]
     kinds = [p["type"] for p in parts]
-    assert kinds[0] == "start" and kinds[-1] == "finish"
+    assert kinds[0] == "start"
+    assert kinds[-1] == "finish"
     assert kinds[1:-1] == [
         "start-step",
         "tool-input-start",
@@ -216,7 +219,8 @@ async def test_the_page_and_its_files_load_nothing_from_elsewhere(served: ServeH
             assert "default-src 'none'" in response.headers["Content-Security-Policy"]
             page = await response.text()
         assets = re.findall(r'(?:src|href)="([^"]+)"', page)
-        assert assets and all(a.startswith("/static/") for a in assets)
+        assert assets
+        assert all(a.startswith("/static/") for a in assets)
         texts = [page]
         for asset in assets:
             async with session.get(served.url + asset) as response:
@@ -238,9 +242,11 @@ async def test_posts_must_be_json_and_well_formed(served: ServeHandle) -> None:
         ) as response:
             assert response.status == 415
     status, _, raw = await post(f"{served.url}/agui", {"runId": "x", "messages": []})
-    assert status == 400 and b"threadId" in raw.replace(b"thread_id", b"threadId")
+    assert status == 400
+    assert b"threadId" in raw.replace(b"thread_id", b"threadId")
     status, _, raw = await post(f"{served.url}/api/chat", {"messages": []})
-    assert status == 400 and b"'id'" in raw
+    assert status == 400
+    assert b"'id'" in raw
 
 
 async def test_a_foreign_host_is_refused_on_a_loopback_bind(served: ServeHandle) -> None:

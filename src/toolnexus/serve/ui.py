@@ -10,6 +10,8 @@ answers only loopback ``Host`` (and ``Origin``) values.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -151,12 +153,29 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
 
     post, get = frozenset({"POST"}), frozenset({"GET", "HEAD"})
     return [
-        Route("/agui", guard(agui), methods=post),
+        Route("/agui", guard(agui), _warm_agui, methods=post),
         Route("/api/chat", guard(chat), methods=post),
         Route(_THREADS, guard(thread), prefix=True, methods=get),
         Route("/", guard(index), public=True, methods=get),
         Route(_STATIC, guard(static), public=True, prefix=True, methods=get),
     ]
+
+
+@contextlib.asynccontextmanager
+async def _warm_agui() -> AsyncIterator[None]:
+    """Import ``ag_ui`` (about a second of model building) on a worker thread while the server
+    starts, instead of during the first ``/agui`` request."""
+    loading = asyncio.get_running_loop().run_in_executor(None, _import_agui)
+    try:
+        yield
+    finally:
+        await loading
+
+
+def _import_agui() -> None:
+    with contextlib.suppress(ImportError):  # reported when /agui is used
+        import ag_ui.core
+        import ag_ui.encoder  # noqa: F401
 
 
 def _static_files() -> dict[str, bytes]:

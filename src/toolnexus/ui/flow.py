@@ -56,6 +56,7 @@ __all__ = [
     "TextEnd",
     "TextStart",
     "chat_flow",
+    "chat_parts",
     "new_id",
 ]
 
@@ -172,16 +173,24 @@ async def chat_flow(
     client: Client, toolkit: Toolkit | None, turn: ChatTurn
 ) -> AsyncGenerator[Part, None]:
     """Run ``turn`` (streamed) and yield its parts; a failure is one ``Failed`` part, last."""
+    async with aclosing(chat_parts(_events(client, toolkit, turn))) as parts:
+        async for part in parts:
+            if isinstance(part, Failed):
+                logger.warning("chat run on thread %s failed: %s", turn.thread_id, part.message)
+            yield part
+
+
+async def chat_parts(events: AsyncGenerator[Event, None]) -> AsyncGenerator[Part, None]:
+    """The parts of a run's ``events`` (as ``Client.stream`` yields them); an exception raised
+    by ``events`` becomes one ``Failed`` part with its redacted message, last."""
     shaper = _Shaper()
     try:
-        async with aclosing(_events(client, toolkit, turn)) as events:
+        async with aclosing(events):
             async for event in events:
                 for part in shaper.feed(event):
                     yield part
     except Exception as exc:
-        message = redact(str(exc)) or type(exc).__name__
-        logger.warning("chat run on thread %s failed: %s", turn.thread_id, message)
-        yield Failed(message)
+        yield Failed(redact(str(exc)) or type(exc).__name__)
 
 
 async def _events(
@@ -229,7 +238,9 @@ class _Shaper:
             out.append(Finished(result))
             return out
         if self.step is None or (model_part and self.model_done):
-            self._open_step(out, model_done=False)
+            # a step opened by a tool result (a resume settling the halted call) has no model
+            # call of its own: the next model output starts the next step
+            self._open_step(out, model_done=not model_part)
         if isinstance(event, TextEvent):
             if event.delta:
                 if self.text is None:

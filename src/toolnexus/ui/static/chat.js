@@ -113,7 +113,7 @@
     card.dataset.callId = id;
     card.dataset.state = "calling";
     const head = el("header");
-    head.appendChild(el("span", "", "🔧"));
+    head.appendChild(el("span", "badge", "tool"));
     head.appendChild(el("span", "name", name));
     const state = head.appendChild(el("span", "state", "calling…"));
     card.appendChild(head);
@@ -341,7 +341,7 @@
 
   function answer(card, request, ok, payload) {
     if (running) return;
-    settle(card, ok ? "✓ answered" : "✗ denied");
+    settle(card, ok ? "Answered" : "Denied");
     run({
       threadId: thread,
       runId: newId(),
