@@ -38,7 +38,7 @@ def browser_paths() -> tuple[str, str]:
 
 
 @contextmanager
-def chromium(width: int = 1180, height: int = 860) -> Iterator[Any]:
+def chromium(width: int = 1100, height: int = 1040) -> Iterator[Any]:
     """A headless Chromium driven by Selenium, quit afterwards."""
     binary, driver_path = browser_paths()
     from selenium import webdriver

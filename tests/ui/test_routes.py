@@ -263,3 +263,20 @@ async def test_serving_the_ui_needs_a_client_and_known_options(toolkit: Toolkit)
         await toolkit.serve("127.0.0.1:0", ui={})
     with pytest.raises(ConfigError, match="colour"):
         await toolkit.serve("127.0.0.1:0", ui={"colour": "red"}, client=object())
+
+
+async def test_the_page_and_an_a2a_agent_share_the_root_by_method(
+    make_client: MakeClient, toolkit: Toolkit
+) -> None:
+    handle = await toolkit.serve("127.0.0.1:0", client=make_client("openai"), ui={}, a2a={})
+    try:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{handle.url}/") as response:
+                assert response.headers["Content-Type"].startswith("text/html")
+            rpc = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "none"}}
+            headers = {"A2A-Version": "1.0"}
+            async with session.post(f"{handle.url}/", json=rpc, headers=headers) as response:
+                answer = await response.json()
+        assert answer["error"]["code"] == -32001  # A2A's own "task not found"
+    finally:
+        await handle.stop()

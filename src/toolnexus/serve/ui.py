@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -78,7 +79,11 @@ def ui_profile(given: Mapping[str, Any] | UiProfile, *, where: str = "ui") -> Ui
 
 
 def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -> list[Route]:
-    """The UI's routes for ``toolkit`` run by ``client``."""
+    """The UI's routes for ``toolkit`` run by ``client`` (``ConfigError`` without ``ag_ui``)."""
+    if importlib.util.find_spec("ag_ui") is None:
+        raise ConfigError(
+            "the chat UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
+        )
     files = _static_files()
     page = files["index.html"].replace(b"{{title}}", escape(profile.title).encode())
 
