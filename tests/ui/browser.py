@@ -13,11 +13,14 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from toolnexus import create_client
+from toolnexus.serve.http import ASGIApp, start_http
+from toolnexus.serve.ui import ui_profile, ui_routes
 
 from .support import build_toolkit
 
@@ -66,9 +69,39 @@ def chromium(width: int = 1100, height: int = 1040) -> Iterator[Any]:
         driver.quit()
 
 
+def bearer_only(app: ASGIApp, token: str, seen: list[str]) -> ASGIApp:
+    """``app`` answering 401 unless the request carries ``Authorization: Bearer <token>``;
+    every ``Authorization`` value received is appended to ``seen``."""
+
+    async def checked(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers", []))
+        given = headers.get(b"authorization", b"").decode()
+        if given:
+            seen.append(given)
+        if given != f"Bearer {token}":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"www-authenticate", b"Bearer"), (b"content-length", b"0")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return checked
+
+
 @contextmanager
-def ui_server(stub_url: str, **client_options: Any) -> Iterator[str]:
-    """``tk.serve(..., ui={})`` of the test toolkit, on a thread of its own; yields its URL."""
+def ui_server(
+    stub_url: str, *, token: str | None = None, seen: list[str] | None = None
+) -> Iterator[str]:
+    """The test toolkit's UI routes, on a thread of its own; yields the server's URL.
+
+    With ``token``, every route but the public ones (the page and its files) needs it as a
+    bearer token, as a server with ``auth`` does.
+    """
     loop = asyncio.new_event_loop()
     ready: Future[str] = Future()
     stop = threading.Event()
@@ -76,7 +109,14 @@ def ui_server(stub_url: str, **client_options: Any) -> Iterator[str]:
     async def serve() -> None:
         client = create_client(stub_url, "openai", model="test-model", api_key="test-key")
         async with client, await build_toolkit() as toolkit:
-            handle = await toolkit.serve("127.0.0.1:0", client=client, ui={**client_options})
+            routes = ui_routes(toolkit, client, ui_profile({}), "127.0.0.1")
+            if token is not None:
+                received = seen if seen is not None else []
+                routes = [
+                    r if r.public else replace(r, app=bearer_only(r.app, token, received))
+                    for r in routes
+                ]
+            handle = await start_http("127.0.0.1:0", routes)
             ready.set_result(handle.url)
             try:
                 await asyncio.to_thread(stop.wait)

@@ -146,3 +146,26 @@ def test_a_reload_while_waiting_shows_the_pending_card_and_deny_answers_it() -> 
         assert result == f"declined/expired: {APPROVAL}"
         sent = stub.requests[-1].json["messages"][-1]
         assert sent == {"role": "tool", "tool_call_id": "call_a", "content": result}
+
+
+def test_the_page_asks_once_for_a_token_and_sends_it_as_a_bearer_header() -> None:
+    seen: list[str] = []
+    with (
+        StubLLMServer([reply.text("Signed in.")]) as stub,
+        ui_server(stub.url, token="t0k-secret", seen=seen) as url,
+        chromium() as driver,
+    ):
+        driver.get(url + "/")  # the page itself is public
+        dialog = driver.find_element("id", "token-dialog")
+        wait(driver, lambda d: dialog.is_displayed())  # the thread view answered 401
+        driver.find_element("id", "token").send_keys("t0k-secret")
+        driver.find_element("id", "token-save").click()
+        wait(driver, lambda d: d.execute_script("return document.body.dataset.restored") == "true")
+        send(driver, "hello")
+        wait(driver, lambda d: "Signed in." in assistant_texts(d) and idle(d))
+        driver.refresh()  # the token is kept for the tab: no second question
+        wait(driver, lambda d: d.execute_script("return document.body.dataset.restored") == "true")
+        assert not driver.find_element("id", "token-dialog").is_displayed()
+        assert assistant_texts(driver) == ["Signed in."]
+    assert seen
+    assert set(seen) == {"Bearer t0k-secret"}
