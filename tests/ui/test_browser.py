@@ -140,6 +140,9 @@ def test_a_reload_while_waiting_shows_the_pending_card_and_deny_answers_it() -> 
         tool = find_all(driver, '.tool[data-call-id="call_a"]')[0]
         assert tool.get_attribute("data-state") == "waiting"
         assert not find_all(driver, ".tool .result")  # the placeholder is not shown as a result
+        send(driver, "Something else first")  # refused on the page: the card comes first
+        assert driver.find_element("id", "status").text == "answer the card first"
+        assert len(stub.requests) == 1
         deny[0].click()
         wait(driver, lambda d: "kept a.txt" in " ".join(assistant_texts(d)) and idle(d))
         result = tool.find_element("css selector", ".result").text

@@ -144,7 +144,11 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
             send, 200, [(b"content-type", b"application/json")], compact_json(view).encode()
         )
 
+    warming: list[asyncio.Future[None]] = []
+
     async def index(scope: Scope, receive: Receive, send: Send) -> None:
+        if not warming:  # ag_ui takes about a second to import: do it while the person types
+            warming.append(asyncio.get_running_loop().run_in_executor(None, _import_agui))
         await _send(send, 200, [(b"content-type", _TYPES[".html"].encode()), *_PAGE_HEADERS], page)
 
     async def static(scope: Scope, receive: Receive, send: Send) -> None:
@@ -158,7 +162,7 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
 
     post, get = frozenset({"POST"}), frozenset({"GET", "HEAD"})
     return [
-        Route("/agui", guard(agui), _warm_agui, methods=post),
+        Route("/agui", guard(agui), methods=post),
         Route("/api/chat", guard(chat), methods=post),
         Route(_THREADS, guard(thread), prefix=True, methods=get),
         Route("/", guard(index), public=True, methods=get),
@@ -166,18 +170,8 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
     ]
 
 
-@contextlib.asynccontextmanager
-async def _warm_agui() -> AsyncIterator[None]:
-    """Import ``ag_ui`` (about a second of model building) on a worker thread while the server
-    starts, instead of during the first ``/agui`` request."""
-    loading = asyncio.get_running_loop().run_in_executor(None, _import_agui)
-    try:
-        yield
-    finally:
-        await loading
-
-
 def _import_agui() -> None:
+    """Load ``ag_ui`` ahead of the first ``/agui`` request (a worker thread calls this)."""
     with contextlib.suppress(ImportError):  # reported when /agui is used
         import ag_ui.core
         import ag_ui.encoder  # noqa: F401

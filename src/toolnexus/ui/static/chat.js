@@ -154,7 +154,7 @@
     card.dataset.kind = request.kind;
     card.appendChild(el("div", "kind", request.kind === "approval" ? "approval needed" : request.kind));
     card.appendChild(el("div", "prompt", request.prompt));
-    if (request.url) {
+    if (request.url && /^https?:\/\//i.test(request.url)) {  // never a javascript: link
       const link = el("a", "", request.url);
       link.href = request.url;
       link.target = "_blank";
@@ -389,6 +389,12 @@
     event.preventDefault();
     const text = promptBox.value.trim();
     if (!text || running) return;
+    const unanswered = log.querySelector(".pending .actions button");
+    if (unanswered) {  // the thread waits for that answer before it takes a new message
+      setStatus("pending", "answer the card first");
+      unanswered.focus();
+      return;
+    }
     promptBox.value = "";
     send(text);
   });
