@@ -58,8 +58,7 @@ async def serve_toolkit(
     if ui is not None:
         from .ui import ui_profile, ui_routes
 
-        chat = ui_profile(ui)
-        routes.extend(ui_routes(toolkit, _client(client, "serving the chat UI"), chat, host))
+        routes.extend(ui_routes(toolkit, client, ui_profile(ui), host))
     profile = _profile(toolkit, mcp)
     if profile is not None:
         from .mcp_server import build_mcp_server, mcp_route
@@ -68,7 +67,7 @@ async def serve_toolkit(
     agent = _a2a_profile(toolkit, a2a)
     if agent is None:
         return await start_http(addr, routes)
-    served_by = _client(client, "serving over A2A")
+    served_by = _a2a_client(client)
     if on_task is not None and not callable(on_task):
         raise ConfigError(f"on_task must be callable, not {type(on_task).__name__}")
     try:
@@ -111,11 +110,11 @@ def _a2a_profile(
     return a2a_profile(block, where='config "a2a"') if block is not None else None
 
 
-def _client(client: object, what: str) -> Client:
+def _a2a_client(client: object) -> Client:
     from ..client import Client
 
     if client is None:
-        raise ConfigError(f"{what} needs client=: the client that runs each task")
+        raise ConfigError("serving over A2A needs client=: the client that runs each task")
     if not isinstance(client, Client):
         raise ConfigError(
             f"client must be a toolnexus Client (create_client(...)), not {type(client).__name__}"

@@ -78,8 +78,10 @@ def ui_profile(given: Mapping[str, Any] | UiProfile, *, where: str = "ui") -> Ui
     return UiProfile(title=title)
 
 
-def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -> list[Route]:
-    """The UI's routes for ``toolkit`` run by ``client`` (``ConfigError`` without ``ag_ui``)."""
+def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -> list[Route]:
+    """The UI's routes for ``toolkit``, each run by ``client`` (a ``Client``; ``ConfigError``
+    when it is missing or when ``ag_ui`` is not installed)."""
+    runner = _chat_client(client)
     if importlib.util.find_spec("ag_ui") is None:
         raise ConfigError(
             "the chat UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
@@ -97,7 +99,7 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
         if body is None:
             return
         try:
-            events = agui_events(client, toolkit, body)
+            events = agui_events(runner, toolkit, body)
         except ConfigError as exc:
             await _plain(send, 400, str(exc))
             return
@@ -117,7 +119,7 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
         if body is None:
             return
         try:
-            frames = ai_sdk_stream(client, toolkit, body)
+            frames = ai_sdk_stream(runner, toolkit, body)
         except ConfigError as exc:
             await _plain(send, 400, str(exc))
             return
@@ -131,7 +133,7 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
         if not thread_id or "/" in thread_id:
             await _plain(send, 404, "not found")
             return
-        store = client.conversation_store
+        store = runner.conversation_store
         messages = await store.get(thread_id)
         pending = await load_pending(store, thread_id)
         view: dict[str, Any] = {
@@ -168,6 +170,18 @@ def ui_routes(toolkit: Toolkit, client: Client, profile: UiProfile, host: str) -
         Route("/", guard(index), public=True, methods=get),
         Route(_STATIC, guard(static), public=True, prefix=True, methods=get),
     ]
+
+
+def _chat_client(client: object) -> Client:
+    from ..client import Client
+
+    if client is None:
+        raise ConfigError("serving the chat UI needs client=: the client that runs each turn")
+    if not isinstance(client, Client):
+        raise ConfigError(
+            f"client must be a toolnexus Client (create_client(...)), not {type(client).__name__}"
+        )
+    return client
 
 
 def _import_agui() -> None:
