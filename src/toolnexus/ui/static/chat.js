@@ -109,6 +109,13 @@
   }
 
   function toolCard(id, name) {
+    const known = tools.get(id);
+    if (known) {  // announced again (a resumed turn runs its other calls): the same card
+      known.raw = "";
+      known.args.textContent = "";
+      setToolState(known, "calling", "calling…");
+      return known;
+    }
     const card = el("section", "tool");
     card.dataset.callId = id;
     card.dataset.state = "calling";
