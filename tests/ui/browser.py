@@ -44,8 +44,13 @@ def browser_paths() -> tuple[str, str]:
 def chromium(width: int = 1100, height: int = 1040) -> Iterator[Any]:
     """A headless Chromium driven by Selenium, quit afterwards."""
     binary, driver_path = browser_paths()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        if REQUIRED:
+            pytest.fail("TOOLNEXUS_REQUIRE_BROWSER=1 but selenium is not installed")
+        pytest.skip("selenium is not installed (pip install -e '.[dev]')")
 
     options = webdriver.ChromeOptions()
     options.binary_location = binary
