@@ -87,9 +87,9 @@ async def test_streamed_argument_deltas_become_the_calls_argument_pieces() -> No
         "CallStart",
         "CallArgs",
         "CallArgs",
+        "CallEnd",  # the first call's text is complete when the second one starts
         "CallStart",
         "CallArgs",
-        "CallEnd",
         "CallEnd",
         "CallResult",
         "CallResult",
@@ -110,7 +110,9 @@ async def test_streamed_argument_deltas_become_the_calls_argument_pieces() -> No
     ]
     joined = "".join(p.delta for p in parts if isinstance(p, CallArgs) and p.id == "c1")
     assert joined == '{"city": "Pune"}'  # the model's own text, as it came
-    assert json.loads(joined) == next(p.args for p in parts if isinstance(p, CallEnd))
+    ends = [p for p in parts if isinstance(p, CallEnd)]
+    assert ends == [CallEnd("c1", "get_weather", {"city": "Pune"}), CallEnd("c2", "add", {"a": 1})]
+    assert json.loads(joined) == ends[0].args
     assert CallResult("c2", "add", "boom", True) in parts
     second_text = [p for p in parts if isinstance(p, TextStart)][1]
     assert second_text.id != first_text.id
@@ -158,3 +160,41 @@ async def test_empty_text_deltas_are_dropped() -> None:
     parts = await parts_of([TextEvent(""), TextEvent("a"), UsageEvent(Usage())])
     assert [type(p) for p in parts] == [StepStart, TextStart, TextDelta, TextEnd]
     assert isinstance(parts[-1], TextEnd)
+
+
+async def test_a_call_whose_text_does_not_parse_ends_at_its_tool_call_event() -> None:
+    parts = await parts_of(
+        [
+            ToolCallDeltaEvent("c1", "f", 0, "{not json"),
+            ToolCallDeltaEvent("c2", "g", 1, "{}"),
+            UsageEvent(Usage()),
+            ToolCallEvent("c1", "f", {}),
+            ToolCallEvent("c2", "g", {}),
+        ]
+    )
+    assert [(type(p).__name__, getattr(p, "id", None)) for p in parts] == [
+        ("StepStart", None),
+        ("CallStart", "c1"),
+        ("CallArgs", "c1"),
+        ("CallStart", "c2"),
+        ("CallArgs", "c2"),
+        ("CallEnd", "c1"),
+        ("CallEnd", "c2"),
+    ]
+
+
+async def test_an_id_used_again_in_a_later_reply_is_a_new_call() -> None:
+    parts = await parts_of(
+        [
+            UsageEvent(Usage()),
+            ToolCallEvent("call_1", "f", {"n": 1}),
+            ToolResultEvent("call_1", "f", "one", False),
+            UsageEvent(Usage()),
+            ToolCallEvent("call_1", "f", {"n": 2}),
+            ToolResultEvent("call_1", "f", "two", False),
+        ]
+    )
+    starts = [p for p in parts if isinstance(p, CallStart)]
+    args = [p.delta for p in parts if isinstance(p, CallArgs)]
+    assert len(starts) == 2
+    assert args == ['{"n":1}', '{"n":2}']

@@ -20,7 +20,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._json import compact_json
+from .._json import compact_json, loads
 from .._redact import redact
 from ..errors import ConfigError
 from ..events import (
@@ -221,7 +221,11 @@ class _Shaper:
         self.model_done = False
         self.text: str | None = None
         self.text_used = False
-        self.started: set[str] = set()
+        self.started: dict[str, str] = {}
+        """Calls announced in this step (ids are unique within one model reply): id -> name."""
+        self.pieces: dict[str, list[str]] = {}
+        self.ended: set[str] = set()
+        self.open_call: str | None = None
 
     def feed(self, event: Event) -> list[Part]:
         out: list[Part] = []
@@ -250,14 +254,22 @@ class _Shaper:
                     out.append(TextStart(self.text))
                 out.append(TextDelta(self.text, event.delta))
         elif isinstance(event, ToolCallDeltaEvent):
+            if self.open_call is not None and self.open_call != event.id:
+                self._end_written(out)  # the model went on to the next call
             self._start_call(out, event.id, event.name)
+            self.open_call = event.id
             if event.delta:
+                self.pieces.setdefault(event.id, []).append(event.delta)
                 out.append(CallArgs(event.id, event.delta))
         elif isinstance(event, ToolCallEvent):
             if event.id not in self.started:
                 self._start_call(out, event.id, event.name)
                 out.append(CallArgs(event.id, compact_json(event.args)))
-            out.append(CallEnd(event.id, event.name, event.args))
+            if event.id not in self.ended:
+                self.ended.add(event.id)
+                out.append(CallEnd(event.id, event.name, event.args))
+            if self.open_call == event.id:
+                self.open_call = None
         elif isinstance(event, UsageEvent):
             self.model_done = True
         elif isinstance(event, ToolResultEvent):
@@ -272,12 +284,27 @@ class _Shaper:
                 return
         self.step = new_id()
         self.text_used = False
+        self.started, self.pieces, self.ended, self.open_call = {}, {}, set(), None
         self.model_done = model_done
         out.append(StepStart())
 
+    def _end_written(self, out: list[Part]) -> None:
+        """End the call whose arguments the model finished writing, so that calls are reported
+        one after the other; when its text does not parse, it ends at its ``ToolCallEvent``."""
+        call_id = self.open_call
+        assert call_id is not None
+        self.open_call = None
+        try:
+            args = loads("".join(self.pieces.get(call_id, [])) or "{}")
+        except ValueError:
+            return
+        if isinstance(args, dict):
+            self.ended.add(call_id)
+            out.append(CallEnd(call_id, self.started[call_id], args))
+
     def _start_call(self, out: list[Part], call_id: str, name: str) -> None:
         if call_id not in self.started:
-            self.started.add(call_id)
+            self.started[call_id] = name
             assert self.step is not None
             out.append(CallStart(call_id, name, self.step))
 

@@ -110,7 +110,7 @@
 
   function toolCard(id, name) {
     const known = tools.get(id);
-    if (known) {  // announced again (a resumed turn runs its other calls): the same card
+    if (known && !known.result) {  // announced again (a resumed turn runs its other calls)
       known.raw = "";
       known.args.textContent = "";
       setToolState(known, "calling", "calling…");
