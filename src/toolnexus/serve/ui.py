@@ -81,25 +81,45 @@ def ui_profile(given: Mapping[str, Any] | UiProfile, *, where: str = "ui") -> Ui
 def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -> list[Route]:
     """The UI's routes for ``toolkit``, each run by ``client`` (a ``Client``; ``ConfigError``
     when it is missing or when ``ag_ui`` is not installed)."""
-    runner = _chat_client(client)
+    ui = _ChatUi(toolkit, _chat_client(client), profile)
     if importlib.util.find_spec("ag_ui") is None:
         raise ConfigError(
             "the chat UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
         )
-    files = _static_files()
-    page = files["index.html"].replace(b"{{title}}", escape(profile.title).encode())
 
     def guard(app: ASGIApp) -> ASGIApp:
         return loopback_only(app) if host in LOOPBACK_HOSTS else app
 
-    async def agui(scope: Scope, receive: Receive, send: Send) -> None:
+    post, get = frozenset({"POST"}), frozenset({"GET", "HEAD"})
+    return [
+        Route("/agui", guard(ui.agui), methods=post),
+        Route("/api/chat", guard(ui.chat), methods=post),
+        Route(_THREADS, guard(ui.thread), prefix=True, methods=get),
+        Route("/", guard(ui.index), public=True, methods=get),
+        Route(_STATIC, guard(ui.static), public=True, prefix=True, methods=get),
+    ]
+
+
+class _ChatUi:
+    """The ASGI apps behind the UI's routes, sharing one client, toolkit and page."""
+
+    def __init__(self, toolkit: Toolkit, client: Client, profile: UiProfile) -> None:
+        self._toolkit = toolkit
+        self._client = client
+        self._files = _static_files()
+        title = escape(profile.title).encode()
+        self._page = self._files["index.html"].replace(b"{{title}}", title)
+        self._warming: asyncio.Future[None] | None = None
+
+    async def agui(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /agui``: a ``RunAgentInput`` in, AG-UI events out over SSE."""
         from ..ui.agui import AGUI_CONTENT_TYPE, agui_events, encode_agui
 
         body = await _json_body(scope, receive, send)
         if body is None:
             return
         try:
-            events = agui_events(runner, toolkit, body)
+            events = agui_events(self._client, self._toolkit, body)
         except ConfigError as exc:
             await _plain(send, 400, str(exc))
             return
@@ -108,24 +128,26 @@ def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -
             async for event in events:
                 yield encode_agui(event)
 
-        await _stream(
-            send, {"content-type": AGUI_CONTENT_TYPE, "cache-control": "no-cache"}, frames()
-        )
+        headers = {"content-type": AGUI_CONTENT_TYPE, "cache-control": "no-cache"}
+        await _stream(send, headers, frames())
 
-    async def chat(scope: Scope, receive: Receive, send: Send) -> None:
+    async def chat(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /api/chat``: a ``useChat`` body in, the AI SDK UI message stream out."""
         from ..ui.ai_sdk import AI_SDK_HEADERS, ai_sdk_stream
 
         body = await _json_body(scope, receive, send)
         if body is None:
             return
         try:
-            frames = ai_sdk_stream(runner, toolkit, body)
+            frames = ai_sdk_stream(self._client, self._toolkit, body)
         except ConfigError as exc:
             await _plain(send, 400, str(exc))
             return
         await _stream(send, AI_SDK_HEADERS, frames)
 
-    async def thread(scope: Scope, receive: Receive, send: Send) -> None:
+    async def thread(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /api/threads/{id}``: the stored transcript as AG-UI messages, and what the
+        thread waits for (``pending``, when it does)."""
         from ..engine.waiting import load_pending
         from ..ui.messages import transcript_to_agui
 
@@ -133,7 +155,7 @@ def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -
         if not thread_id or "/" in thread_id:
             await _plain(send, 404, "not found")
             return
-        store = runner.conversation_store
+        store = self._client.conversation_store
         messages = await store.get(thread_id)
         pending = await load_pending(store, thread_id)
         view: dict[str, Any] = {
@@ -142,34 +164,26 @@ def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -
         }
         if pending is not None:
             view["pending"] = pending.to_dict()
-        await _send(
-            send, 200, [(b"content-type", b"application/json")], compact_json(view).encode()
-        )
+        json_type = [(b"content-type", b"application/json")]
+        await _send(send, 200, json_type, compact_json(view).encode())
 
-    warming: list[asyncio.Future[None]] = []
+    async def index(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /``: the page (and, the first time, ``ag_ui`` loading while a person types:
+        it takes about a second to import)."""
+        if self._warming is None:
+            self._warming = asyncio.get_running_loop().run_in_executor(None, _import_agui)
+        headers = [(b"content-type", _TYPES[".html"].encode()), *_PAGE_HEADERS]
+        await _send(send, 200, headers, self._page)
 
-    async def index(scope: Scope, receive: Receive, send: Send) -> None:
-        if not warming:  # ag_ui takes about a second to import: do it while the person types
-            warming.append(asyncio.get_running_loop().run_in_executor(None, _import_agui))
-        await _send(send, 200, [(b"content-type", _TYPES[".html"].encode()), *_PAGE_HEADERS], page)
-
-    async def static(scope: Scope, receive: Receive, send: Send) -> None:
+    async def static(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /static/<name>``: one of the page's own files (only those names)."""
         name = scope["path"][len(_STATIC) :]
-        content = files.get(name) if name != "index.html" else None
+        content = self._files.get(name) if name != "index.html" else None
         if content is None:
             await _plain(send, 404, "not found")
             return
         kind = _TYPES[name[name.rfind(".") :]].encode()
         await _send(send, 200, [(b"content-type", kind), *_PAGE_HEADERS], content)
-
-    post, get = frozenset({"POST"}), frozenset({"GET", "HEAD"})
-    return [
-        Route("/agui", guard(agui), methods=post),
-        Route("/api/chat", guard(chat), methods=post),
-        Route(_THREADS, guard(thread), prefix=True, methods=get),
-        Route("/", guard(index), public=True, methods=get),
-        Route(_STATIC, guard(static), public=True, prefix=True, methods=get),
-    ]
 
 
 def _chat_client(client: object) -> Client:
