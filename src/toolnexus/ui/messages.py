@@ -96,11 +96,11 @@ def _gemini(message: JSONObject, mid: str) -> list[JSONObject]:
     if message.get("role") == "model":
         calls = [
             _call(
-                p["functionCall"].get("id") or f"{mid}-{n}",
+                p["functionCall"].get("id") or p["functionCall"].get("name"),  # as the reply
                 p["functionCall"].get("name"),
                 {"arguments": p["functionCall"].get("args")},
             )
-            for n, p in enumerate(parts)
+            for p in parts
             if isinstance(p.get("functionCall"), dict)
         ]
         entry: JSONObject = {"id": mid, "role": "assistant"}
