@@ -11,8 +11,6 @@ answers only loopback ``Host`` (and ``Origin``) values.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import importlib.util
 import json
 import logging
 from collections.abc import AsyncIterator, Mapping
@@ -81,11 +79,10 @@ def ui_profile(given: Mapping[str, Any] | UiProfile, *, where: str = "ui") -> Ui
 def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -> list[Route]:
     """The UI's routes for ``toolkit``, each run by ``client`` (a ``Client``; ``ConfigError``
     when it is missing or when ``ag_ui`` is not installed)."""
+    from ..ui.agui import require_agui
+
     ui = _ChatUi(toolkit, _chat_client(client), profile)
-    if importlib.util.find_spec("ag_ui") is None:
-        raise ConfigError(
-            "the chat UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
-        )
+    require_agui()
 
     def guard(app: ASGIApp) -> ASGIApp:
         return loopback_only(app) if host in LOOPBACK_HOSTS else app
@@ -171,7 +168,9 @@ class _ChatUi:
         """``GET /``: the page (and, the first time, ``ag_ui`` loading while a person types:
         it takes about a second to import)."""
         if self._warming is None:
-            self._warming = asyncio.get_running_loop().run_in_executor(None, _import_agui)
+            from ..ui.agui import preload_agui
+
+            self._warming = asyncio.get_running_loop().run_in_executor(None, preload_agui)
         headers = [(b"content-type", _TYPES[".html"].encode()), *_PAGE_HEADERS]
         await _send(send, 200, headers, self._page)
 
@@ -196,13 +195,6 @@ def _chat_client(client: object) -> Client:
             f"client must be a toolnexus Client (create_client(...)), not {type(client).__name__}"
         )
     return client
-
-
-def _import_agui() -> None:
-    """Load ``ag_ui`` ahead of the first ``/agui`` request (a worker thread calls this)."""
-    with contextlib.suppress(ImportError):  # reported when /agui is used
-        import ag_ui.core
-        import ag_ui.encoder  # noqa: F401
 
 
 def _static_files() -> dict[str, bytes]:

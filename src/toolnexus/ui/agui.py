@@ -9,6 +9,8 @@ run ends as an AG-UI interrupt; a failure is one ``RUN_ERROR`` (redacted), last.
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,20 @@ __all__ = ["AGUI_CONTENT_TYPE", "agui_events", "agui_input", "encode_agui"]
 
 AGUI_CONTENT_TYPE = "text/event-stream"
 _INSTALL = "AG-UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
+
+
+def require_agui() -> None:
+    """``ConfigError`` (saying what to install) when ``ag_ui`` is not installed."""
+    if importlib.util.find_spec("ag_ui") is None:
+        raise ConfigError(_INSTALL)
+
+
+def preload_agui() -> None:
+    """Import ``ag_ui`` now (about a second of model building), so that the first run does not
+    wait for it; a missing package is reported where AG-UI is used."""
+    with contextlib.suppress(ImportError):
+        import ag_ui.core
+        import ag_ui.encoder  # noqa: F401
 
 
 def agui_input(data: RunAgentInput | Mapping[str, Any]) -> RunAgentInput:
