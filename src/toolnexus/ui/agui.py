@@ -43,7 +43,15 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..toolkit import Toolkit
 
-__all__ = ["AGUI_CONTENT_TYPE", "agui_events", "agui_input", "encode_agui"]
+__all__ = [
+    "AGUI_CONTENT_TYPE",
+    "agui_events",
+    "agui_input",
+    "agui_turn",
+    "encode_agui",
+    "preload_agui",
+    "require_agui",
+]
 
 AGUI_CONTENT_TYPE = "text/event-stream"
 _INSTALL = "AG-UI needs the ag-ui-protocol package: pip install 'toolnexus[ui]'"
