@@ -1,0 +1,285 @@
+"""Every code block in ``docs/`` and the README runs, so the documentation cannot go stale.
+
+How each block is checked:
+
+- ``python``: the blocks of one page run in order in one namespace (a later block may use the
+  names an earlier one defined), in a scratch working folder, on one event loop per page;
+  top-level ``await`` is allowed (compiled with ``ast.PyCF_ALLOW_TOP_LEVEL_AWAIT``).
+- ``bash``/``sh``: each command runs in a shell from the repository root, with this
+  environment's interpreter and ``toolnexus`` command first on ``PATH``.
+- ``json``/``yaml``: parsed.
+
+Where a block needs a model, a ``toolnexus.testing.StubLLMServer`` (one per page) stands in
+for it: the provider base URLs written in the block (``https://api.openai.com/v1``,
+``https://api.anthropic.com``, ``http://localhost:11434/v1``, ...) are replaced in the block's
+text by the stub's URL before it runs, and dummy API keys (``OPENAI_API_KEY``,
+``ANTHROPIC_API_KEY``, ...) are set in the environment. The page shows the real URLs; the test
+runs the same code against the stub.
+
+An HTML comment right before a block steers it (``docs/contributing.md`` describes it):
+
+- ``<!-- docs-test: stub [...] -->`` the replies the stub plays for this block, in order: a
+  string is a text answer, ``{"calls": [["name", {args}], ...]}`` a turn of tool calls. Every
+  scripted reply must be used by the block.
+- ``<!-- docs-test: setup ... -->`` Python lines run (unseen by the reader) before the block,
+  in the page's namespace: the placeholders a snippet assumes, such as ``email`` or ``fetch``.
+- ``<!-- docs-test: skip REASON -->`` the block is not run; the reason is required.
+- ``<!-- docs-test: raises NAME -->`` the block must raise the exception class ``NAME``.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+import toolnexus
+from toolnexus.testing import StubLLMServer, reply
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+# The provider URLs the pages use, longest first, each with the path the stub is reached at.
+PROVIDER_URLS = {
+    "https://generativelanguage.googleapis.com/v1beta": "/v1beta",
+    "https://api.openai.com/v1": "/v1",
+    "https://api.anthropic.com": "",
+    "http://localhost:11434/v1": "/v1",
+}
+DUMMY_ENV = {
+    "OPENAI_API_KEY": "docs-test-key",
+    "ANTHROPIC_API_KEY": "docs-test-key",
+    "GEMINI_API_KEY": "docs-test-key",
+    "OPENROUTER_API_KEY": "docs-test-key",
+}
+RUNNABLE = {"python", "bash", "sh", "json", "yaml"}
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```\s*$", re.M | re.S)
+MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?P<rest>.*?)-->", re.S)
+
+
+@dataclass
+class Block:
+    page: Path
+    line: int
+    lang: str
+    code: str
+    skip: str | None = None
+    raises: str | None = None
+    setup: list[str] = field(default_factory=list)
+    stub: list[Any] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
+
+
+def blocks_of(page: Path) -> list[Block]:
+    """The fenced code blocks of ``page`` with the markers in the comments right before each."""
+    text = page.read_text(encoding="utf-8")
+    found: list[Block] = []
+    for match in FENCE.finditer(text):
+        indent = match.group("indent")
+        body = match.group("body")
+        code = "".join(line[len(indent) :] if line.startswith(indent) else line for line in body.splitlines(keepends=True))
+        block = Block(page, text.count("\n", 0, match.start()) + 1, match.group("lang") or "text", code)
+        before = text[: match.start()].rstrip()
+        while before.endswith("-->"):
+            start = before.rfind("<!--")
+            marker = MARKER.fullmatch(before[start:])
+            if marker is None:
+                break
+            _apply(block, marker.group("kind"), marker.group("rest").strip())
+            before = before[:start].rstrip()
+        found.append(block)
+    return found
+
+
+def _apply(block: Block, kind: str, rest: str) -> None:
+    if kind == "skip":
+        assert rest, f"{block.where}: a skip marker needs a reason"
+        block.skip = rest
+    elif kind == "raises":
+        block.raises = rest
+    elif kind == "setup":
+        block.setup.insert(0, rest)
+    elif kind == "stub":
+        block.stub = json.loads(rest) + block.stub
+    else:
+        raise AssertionError(f"{block.where}: unknown docs-test marker {kind!r}")
+
+
+def _replies(specs: list[Any]) -> list[reply.Reply]:
+    built = []
+    for spec in specs:
+        if isinstance(spec, str):
+            built.append(reply.text(spec))
+        else:
+            calls = [reply.call(name, args) for name, args in spec["calls"]]
+            built.append(reply.tool_calls(*calls, text=spec.get("text")))
+    return built
+
+
+def _with_stub(code: str, stub: StubLLMServer) -> str:
+    for url, path in PROVIDER_URLS.items():
+        code = code.replace(url, stub.url + path)
+    return code
+
+
+@contextlib.contextmanager
+def _page_environment(tmp: Path, stub: StubLLMServer) -> Iterator[None]:
+    saved_env = dict(os.environ)
+    saved_cwd = Path.cwd()
+    saved_path = list(sys.path)
+    os.environ.update(DUMMY_ENV)
+    os.environ["TOOLNEXUS_DOCS_STUB_URL"] = stub.url
+    os.chdir(tmp)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+
+
+def _run_python(code: str, name: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+    compiled = compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    if compiled.co_flags & inspect.CO_COROUTINE:
+
+        async def run() -> None:
+            async with asyncio.timeout(30):
+                await eval(compiled, namespace)
+
+        loop.run_until_complete(run())
+    else:
+        exec(compiled, namespace)
+
+
+def _run_shell(code: str, stub: StubLLMServer) -> None:
+    env = {**os.environ, **DUMMY_ENV}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", _with_stub(code, stub)],
+        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+
+
+async def _close_all(namespace: dict[str, Any]) -> None:
+    """Close what a page left open (clients, toolkits), as a program would on exit."""
+    for value in list(namespace.values()):
+        if isinstance(value, toolnexus.Client | toolnexus.Toolkit):
+            close = getattr(value, "aclose", None) or value.close
+            result = close()
+            if inspect.isawaitable(result):
+                await result
+
+
+def run_page(page: Path, tmp: Path) -> list[str]:
+    """Run every block of ``page``; returns what was skipped, with the reasons."""
+    skipped: list[str] = []
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    loop = asyncio.new_event_loop()
+    with StubLLMServer() as stub, _page_environment(tmp, stub):
+        try:
+            for block in blocks_of(page):
+                if block.skip is not None:
+                    skipped.append(f"{block.where} ({block.lang}): {block.skip}")
+                    continue
+                if block.lang not in RUNNABLE:
+                    continue
+                stub.enqueue(*_replies(block.stub))
+                try:
+                    _run_block(block, stub, namespace, loop)
+                except BaseException as exc:
+                    if block.raises and type(exc).__name__ == block.raises:
+                        continue
+                    raise AssertionError(f"{block.where} ({block.lang}) failed: {exc!r}") from exc
+                assert block.raises is None, f"{block.where}: expected {block.raises}"
+                with contextlib.suppress(AssertionError):
+                    stub.assert_consumed()
+                    continue
+                pytest.fail(f"{block.where}: the stub replies scripted for it were not all used")
+        finally:
+            loop.run_until_complete(_close_all(namespace))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+    return skipped
+
+
+def _run_block(block: Block, stub: StubLLMServer, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+    if block.lang == "json":
+        json.loads(block.code)
+    elif block.lang == "yaml":
+        yaml.safe_load(block.code)
+    elif block.lang in ("bash", "sh"):
+        _run_shell(block.code, stub)
+    else:
+        for setup in block.setup:
+            _run_python(setup, f"{block.where} (setup)", namespace, loop)
+        _run_python(_with_stub(block.code, stub), block.where, namespace, loop)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_code_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        skipped = run_page(page, tmp_path)
+    for line in skipped:
+        print("skipped", line)
+
+
+def test_every_block_has_a_language_and_every_language_is_checked() -> None:
+    unchecked = [
+        f"{b.where} ({b.lang})"
+        for page in PAGES
+        for b in blocks_of(page)
+        if b.lang not in RUNNABLE and b.skip is None
+    ]
+    assert unchecked == []
+
+
+def test_few_blocks_are_skipped() -> None:
+    skipped = [b for page in PAGES for b in blocks_of(page) if b.skip is not None]
+    total = sum(len(blocks_of(page)) for page in PAGES)
+    assert len(skipped) <= total // 4, [f"{b.where}: {b.skip}" for b in skipped]
+
+
+def test_the_readme_keeps_its_two_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    venv = "python3 -m venv .venv && . .venv/bin/activate && "
+    assert f"{venv}pip install -e . && python examples/quickstart.py" in readme
+    assert f'{venv}pip install -e ".[dev]" && python -m pytest' in readme
+
+
+def test_the_api_reference_covers_every_public_name() -> None:
+    reference = (DOCS / "reference" / "toolnexus.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^::: toolnexus\.(\w+)$", reference, re.M))
+    assert sorted(set(toolnexus.__all__) - listed) == []
+    assert sorted(listed - set(toolnexus.__all__)) == []
+
+
+def test_the_markers_are_understood() -> None:
+    bad = ("<!-- docs-test:", "<!--docs-test:")
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in MARKER.finditer(text):
+            assert match.group("kind") in {"skip", "raises", "setup", "stub"}, match.group(0)
+        assert sum(text.count(b) for b in bad) == len(MARKER.findall(text)), page
