@@ -23,6 +23,12 @@ An HTML comment right before a block steers it (``docs/contributing.md`` describ
   scripted reply must be used by the block.
 - ``<!-- docs-test: setup ... -->`` Python lines run (unseen by the reader) before the block,
   in the page's namespace: the placeholders a snippet assumes, such as ``email`` or ``fetch``.
+- ``<!-- docs-test: teardown ... -->`` Python lines run after the block (undoing what it did to
+  the process, such as a global registration).
+- ``<!-- docs-test: replace OLD => NEW -->`` the block runs with ``OLD`` replaced by ``NEW`` (a
+  fixed port by ``0``, a remote document by a local file).
+- ``<!-- docs-test: subprocess REASON -->`` the block (after its setup) runs in a fresh
+  interpreter, for code that changes process-wide state (a global tracer provider, DBOS).
 - ``<!-- docs-test: skip REASON -->`` the block is not run; the reason is required.
 - ``<!-- docs-test: raises NAME -->`` the block must raise the exception class ``NAME``.
 """
@@ -38,7 +44,6 @@ import os
 import re
 import subprocess
 import sys
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +73,10 @@ DUMMY_ENV = {
     "OPENROUTER_API_KEY": "docs-test-key",
 }
 RUNNABLE = {"python", "bash", "sh", "json", "yaml"}
-FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```\s*$", re.M | re.S)
+FENCE = re.compile(
+    r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```\s*$", re.M | re.S
+)
+KINDS = {"skip", "raises", "setup", "teardown", "replace", "subprocess", "stub"}
 MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?P<rest>.*?)-->", re.S)
 
 
@@ -81,6 +89,9 @@ class Block:
     skip: str | None = None
     raises: str | None = None
     setup: list[str] = field(default_factory=list)
+    teardown: list[str] = field(default_factory=list)
+    replace: list[tuple[str, str]] = field(default_factory=list)
+    fresh: str | None = None
     stub: list[Any] = field(default_factory=list)
 
     @property
@@ -95,8 +106,13 @@ def blocks_of(page: Path) -> list[Block]:
     for match in FENCE.finditer(text):
         indent = match.group("indent")
         body = match.group("body")
-        code = "".join(line[len(indent) :] if line.startswith(indent) else line for line in body.splitlines(keepends=True))
-        block = Block(page, text.count("\n", 0, match.start()) + 1, match.group("lang") or "text", code)
+        code = "".join(
+            line[len(indent) :] if line.startswith(indent) else line
+            for line in body.splitlines(keepends=True)
+        )
+        block = Block(
+            page, text.count("\n", 0, match.start()) + 1, match.group("lang") or "text", code
+        )
         before = text[: match.start()].rstrip()
         while before.endswith("-->"):
             start = before.rfind("<!--")
@@ -117,10 +133,22 @@ def _apply(block: Block, kind: str, rest: str) -> None:
         block.raises = rest
     elif kind == "setup":
         block.setup.insert(0, rest)
+    elif kind == "teardown":
+        block.teardown.insert(0, rest)
+    elif kind == "replace":
+        old, sep, new = rest.partition(" => ")
+        assert sep, f"{block.where}: a replace marker reads OLD => NEW, not {rest!r}"
+        assert old in block.code, f"{block.where}: {old!r} is not in the block"
+        block.replace.append((old, new))
+    elif kind == "subprocess":
+        assert rest, f"{block.where}: a subprocess marker needs a reason"
+        block.fresh = rest
     elif kind == "stub":
         block.stub = json.loads(rest) + block.stub
     else:
-        raise AssertionError(f"{block.where}: unknown docs-test marker {kind!r}")
+        raise AssertionError(
+            f"{block.where}: unknown docs-test marker {kind!r}"
+        )  # pragma: no cover
 
 
 def _replies(specs: list[Any]) -> list[reply.Reply]:
@@ -157,8 +185,10 @@ def _page_environment(tmp: Path, stub: StubLLMServer) -> Iterator[None]:
         sys.path[:] = saved_path
 
 
-def _run_python(code: str, name: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
-    compiled = compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+def _run_python(
+    code: str, name: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop
+) -> None:
+    compiled = compile(code, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     if compiled.co_flags & inspect.CO_COROUTINE:
 
         async def run() -> None:
@@ -181,20 +211,28 @@ def _run_shell(code: str, stub: StubLLMServer) -> None:
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
-async def _close_all(namespace: dict[str, Any]) -> None:
+def _remember(namespace: dict[str, Any], opened: list[Any]) -> None:
+    for value in namespace.values():
+        if isinstance(value, toolnexus.Client | toolnexus.Toolkit) and all(
+            value is not seen for seen in opened
+        ):
+            opened.append(value)
+
+
+async def _close_all(opened: list[Any]) -> None:
     """Close what a page left open (clients, toolkits), as a program would on exit."""
-    for value in list(namespace.values()):
-        if isinstance(value, toolnexus.Client | toolnexus.Toolkit):
-            close = getattr(value, "aclose", None) or value.close
-            result = close()
-            if inspect.isawaitable(result):
-                await result
+    for value in opened:
+        close = getattr(value, "aclose", None) or value.close
+        result = close()
+        if inspect.isawaitable(result):
+            await result
 
 
 def run_page(page: Path, tmp: Path) -> list[str]:
     """Run every block of ``page``; returns what was skipped, with the reasons."""
     skipped: list[str] = []
     namespace: dict[str, Any] = {"__name__": "__docs__"}
+    opened: list[Any] = []
     loop = asyncio.new_event_loop()
     with StubLLMServer() as stub, _page_environment(tmp, stub):
         try:
@@ -206,7 +244,8 @@ def run_page(page: Path, tmp: Path) -> list[str]:
                     continue
                 stub.enqueue(*_replies(block.stub))
                 try:
-                    _run_block(block, stub, namespace, loop)
+                    _run_block(block, stub, namespace, loop, opened)
+                    _remember(namespace, opened)
                 except BaseException as exc:
                     if block.raises and type(exc).__name__ == block.raises:
                         continue
@@ -217,13 +256,20 @@ def run_page(page: Path, tmp: Path) -> list[str]:
                     continue
                 pytest.fail(f"{block.where}: the stub replies scripted for it were not all used")
         finally:
-            loop.run_until_complete(_close_all(namespace))
+            _remember(namespace, opened)
+            loop.run_until_complete(_close_all(opened))
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
     return skipped
 
 
-def _run_block(block: Block, stub: StubLLMServer, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+def _run_block(
+    block: Block,
+    stub: StubLLMServer,
+    namespace: dict[str, Any],
+    loop: asyncio.AbstractEventLoop,
+    opened: list[Any],
+) -> None:
     if block.lang == "json":
         json.loads(block.code)
     elif block.lang == "yaml":
@@ -231,17 +277,48 @@ def _run_block(block: Block, stub: StubLLMServer, namespace: dict[str, Any], loo
     elif block.lang in ("bash", "sh"):
         _run_shell(block.code, stub)
     else:
+        code = block.code
+        for old, new in block.replace:
+            code = code.replace(old, new)
+        if block.fresh is not None:
+            _run_fresh(block, code, stub)
+            return
         for setup in block.setup:
-            _run_python(setup, f"{block.where} (setup)", namespace, loop)
-        _run_python(_with_stub(block.code, stub), block.where, namespace, loop)
+            _run_python(_with_stub(setup, stub), f"{block.where} (setup)", namespace, loop)
+            _remember(namespace, opened)
+        _run_python(_with_stub(code, stub), block.where, namespace, loop)
+        for teardown in block.teardown:
+            _run_python(teardown, f"{block.where} (teardown)", namespace, loop)
+
+
+def _run_fresh(block: Block, code: str, stub: StubLLMServer) -> None:
+    """Run ``block`` with its setup in a new interpreter (top-level ``await`` allowed)."""
+    source = "\n".join([*block.setup, code])
+    runner = (
+        "import ast, asyncio, inspect, sys\n"
+        "flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT\n"
+        "code = compile(sys.stdin.read(), sys.argv[1], 'exec', flags=flags)\n"
+        "ns = {'__name__': '__docs__'}\n"
+        "if code.co_flags & inspect.CO_COROUTINE:\n"
+        "    asyncio.run(eval(code, ns))\n"
+        "else:\n"
+        "    exec(code, ns)\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", runner, block.where], input=_with_stub(source, stub),
+        env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_code_block_of_the_page_runs(page: Path, tmp_path: Path) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
-        skipped = run_page(page, tmp_path)
+    skipped = run_page(page, tmp_path)
     for line in skipped:
         print("skipped", line)
 
@@ -281,5 +358,5 @@ def test_the_markers_are_understood() -> None:
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         for match in MARKER.finditer(text):
-            assert match.group("kind") in {"skip", "raises", "setup", "stub"}, match.group(0)
+            assert match.group("kind") in KINDS, match.group(0)
         assert sum(text.count(b) for b in bad) == len(MARKER.findall(text)), page

@@ -1,4 +1,4 @@
-"""Prometheus interop: the README's ``/metrics`` server scraped over HTTP and parsed by
+"""Prometheus interop: the documented ``/metrics`` server scraped over HTTP and parsed by
 ``prometheus_client``'s own parser, and the collector read from a ``prometheus_client`` registry.
 """
 
@@ -23,12 +23,12 @@ from toolnexus.testing import StubLLMServer, reply
 
 from .engine.support import client_for, get_weather
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "observability.md"
 
 
-def readme_block(heading: str) -> str:
-    """The first python code block after ``heading`` in the README."""
-    text = README.read_text(encoding="utf-8")
+def docs_block(heading: str) -> str:
+    """The first python code block after ``heading`` in the observability page."""
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index(heading)
     match = re.search(r"```python\n(.*?)```", text[start:], re.DOTALL)
     assert match is not None, f"no python block after {heading!r}"
@@ -74,7 +74,7 @@ async def test_the_readme_metrics_server_serves_valid_exposition_text(
 ) -> None:
     client = await busy_client(stub, kit)
     namespace: dict[str, Any] = {}
-    exec(readme_block("### Serving `/metrics`"), namespace)
+    exec(docs_block("## Serving `/metrics`"), namespace)
     server = namespace["serve_metrics"](client, port=0)
     try:
         port = server.server_address[1]
