@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._credentials import ApiKey, checked_headers, key_variables, request_headers
-from ..dialects import dialect_for
+from ..dialects import dialect_for, endpoint_urls
 from ..engine.hooks import Hooks
 from ..engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
 from ..engine.loop import Engine, WaitFor
@@ -33,7 +33,7 @@ _RESERVED_PARAMS = ("messages", "tools", "stream")
 
 def create_client(
     base_url: str,
-    style: Literal["openai", "anthropic"] = "openai",
+    style: Literal["openai", "anthropic", "responses", "gemini"] = "openai",
     *,
     model: str,
     api_key: str | None = None,
@@ -55,16 +55,20 @@ def create_client(
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     metrics_registry: MetricsRegistry | None = None,
 ) -> Client:
-    """A client for an OpenAI- or Anthropic-style endpoint. Nothing is contacted until a run.
+    """A client for an OpenAI-, Anthropic- or Gemini-style endpoint. Nothing is contacted until
+    a run.
 
     Args:
         base_url: The provider's API root: ``https://api.openai.com/v1``,
             ``https://api.anthropic.com``, ``https://openrouter.ai/api/v1``, a local server.
-        style: The wire format, ``"openai"`` (chat completions) or ``"anthropic"`` (messages).
+        style: The wire format: ``"openai"`` (chat completions), ``"anthropic"`` (messages),
+            ``"responses"`` (OpenAI's Responses API) or ``"gemini"`` (Gemini's
+            ``generateContent``).
         model: The model name, sent verbatim.
         api_key: The key; without it the environment's ``OPENAI_API_KEY``,
-            ``ANTHROPIC_API_KEY`` or ``OPENROUTER_API_KEY`` (by style and host), read when a
-            run starts. Never logged or put in an error.
+            ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, ``GEMINI_API_KEY`` or
+            ``GOOGLE_API_KEY`` (by style and host), read when a run starts. Never logged or
+            put in an error.
         headers: Extra request headers; they replace the library's own of the same name.
         system_prompt: Sent first in every run (the toolkit's skills list follows it).
         max_turns: Model round trips per run before it ends ``incomplete`` (at least 1).
@@ -119,9 +123,10 @@ def create_client(
     keys = ApiKey(api_key, key_variables(style, base_url))
     extra_headers = checked_headers(headers)
     policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
+    url, stream_url = endpoint_urls(dialect, base_url, model)
     engine = Engine(
         dialect=dialect,
-        caller=LLMCaller(transport, dialect, dialect.url(base_url), policy, max_response_bytes),
+        caller=LLMCaller(transport, dialect, url, policy, max_response_bytes, stream_url),
         model=model,
         system_prompt=system_prompt or "",
         max_turns=max_turns,

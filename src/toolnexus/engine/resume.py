@@ -46,7 +46,12 @@ def resumable_turn(dialect: Dialect, messages: list[JSONObject], request: Reques
                 f"{position} (role {message.get('role')!r}) is not a tool result"
             )
         recorded.update(pairs)
-    calls = dialect.tool_uses_in(messages[index])
+    first = index  # a style whose calls are items of their own (responses): all of the turn's
+    while first > 0 and dialect.tool_uses_in(messages[first - 1]):
+        first -= 1
+    calls = [
+        use for message in messages[first : index + 1] for use in dialect.tool_uses_in(message)
+    ]
     halted = next((use for use in calls if use.id == call_id), None)
     if halted is None:
         raise ConfigError(f"the last tool-calling turn of history has no call {call_id!r}")
