@@ -77,7 +77,8 @@ def _run_parser(
     run.add_argument("--system", metavar="TEXT", help="system prompt")
     run.add_argument(
         "--api-key",
-        help="API key (else OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY, GEMINI_API_KEY or GOOGLE_API_KEY, by style)",
+        help="API key (else OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY, "
+        "GEMINI_API_KEY or GOOGLE_API_KEY, by style)",
     )
     run.add_argument(
         "--max-turns", type=int, metavar="N", help="model calls per prompt (default 10)"
