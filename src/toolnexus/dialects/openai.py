@@ -198,6 +198,8 @@ class _OpenAIStream:
         self._calls: dict[int, _PartialCall] = {}
         self._usage: JSONObject | None = None
         self._finish_reason: object = None
+        self._names: dict[int, tuple[int, str]] = {}
+        """Per call index: how many name pieces were joined, and the name they make."""
 
     def feed(self, event: JSONObject) -> list[StreamItem]:
         top = self._top
@@ -255,8 +257,16 @@ class _OpenAIStream:
                 call.arguments.append(arguments)
             if isinstance(arguments, str) and arguments:
                 call_id = call.id or f"call_{self._turn}_{key}"
-                return ArgumentsDelta(call_id, "".join(call.name), key, arguments)
+                return ArgumentsDelta(call_id, self._name(key, call), key, arguments)
         return None
+
+    def _name(self, key: int, call: _PartialCall) -> str:
+        """The call's name so far, joined again only when a new piece of it came."""
+        count, name = self._names.get(key, (0, ""))
+        if count != len(call.name):
+            name = "".join(call.name)
+            self._names[key] = (len(call.name), name)
+        return name
 
     def finish(self, *, done: bool = False) -> Turn:
         if self._finish_reason is None and not done:
