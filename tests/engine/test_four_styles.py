@@ -372,3 +372,18 @@ async def test_max_turns_ends_incomplete_with_the_last_text(
     async with client_for(stub, any_style, max_turns=1) as client:
         result = await client.run("Weather?", weather)
     assert (result.status, result.limit, result.text) == ("incomplete", "maxTurns", "Let me check.")
+
+
+async def test_ask_with_on_text_shows_argument_deltas_to_on_event(
+    stub: StubLLMServer, any_style: str, weather: Toolkit
+) -> None:
+    stub.enqueue(*two_calls_then_text())
+    texts: list[str] = []
+    seen: list[Event] = []
+    async with client_for(stub, any_style) as client:
+        result = await client.ask("Weather?", weather, on_text=texts.append, on_event=seen.append)
+    deltas = [e for e in seen if isinstance(e, ToolCallDeltaEvent)]
+    assert {d.index for d in deltas} == {0, 1}
+    assert not any(isinstance(e, TextEvent) for e in seen)
+    assert "".join(texts) == "Let me check.Sunny in both."
+    assert result.text == "Sunny in both."
