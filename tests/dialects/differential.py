@@ -125,14 +125,8 @@ SDK_PACKAGE = {
 async def sdk_outcome(stub: StubLLMServer, case: str, mode: str) -> Outcome:
     """The official SDK's reading of the case, normalised like the library's result."""
     stub.enqueue(raw_reply(case, mode))
-    readers = {
-        "openai": _openai_sdk,
-        "anthropic": _anthropic_sdk,
-        "responses": _responses_sdk,
-        "gemini": _gemini_sdk,
-    }
     try:
-        return await readers[style_of(case)](stub.url, mode)
+        return await SDK_READERS[style_of(case)](stub.url, mode)
     except Exception as exc:  # any SDK error counts as "refused the reply"
         if type(exc).__module__.split(".")[0] in ("openai", "anthropic", "pydantic", "google"):
             return FAILED
@@ -326,3 +320,12 @@ async def _gemini_sdk(url: str, mode: str) -> Outcome:
     if finish in _GEMINI_FILTERED:
         stop = "content_filter"
     return Outcome("".join(texts), tuple(calls), counts, stop)
+
+
+SDK_READERS = {
+    "openai": _openai_sdk,
+    "anthropic": _anthropic_sdk,
+    "responses": _responses_sdk,
+    "gemini": _gemini_sdk,
+}
+"""Each style's official-SDK reading of whatever the server at ``url`` answers."""

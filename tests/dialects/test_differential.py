@@ -32,12 +32,14 @@ from typing import Any
 
 import pytest
 
-from toolnexus.testing import StubLLMServer
+from toolnexus import create_client
+from toolnexus.testing import StubLLMServer, reply
 
 from .differential import (
     FAILED,
     MODES,
     SDK_PACKAGE,
+    SDK_READERS,
     Outcome,
     cases,
     has_mode,
@@ -225,3 +227,48 @@ async def test_anthropic_content_blocks_are_those_the_sdk_keeps(
     assert result is not None
     kept = [m["content"] for m in result.messages if m.get("role") == "assistant"]
     assert (kept[0] if kept else []) == await sdk_blocks(server, case, mode)
+
+
+STUB_REPLIES = {
+    "text": (reply.text("Hello there, friend.", usage=(7, 3)), "Hello there, friend."),
+    "tools": (
+        reply.tool_calls(
+            reply.call("get_weather", {"city": "Oslo"}),
+            reply.call("get_time", {"tz": "Europe/Oslo"}),
+            text="Checking.",
+            usage=(10, 4),
+        ),
+        "Checking.",
+    ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.filterwarnings("ignore:Inheritance class AiohttpClientSession:DeprecationWarning")
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", sorted(STUB_REPLIES))
+@pytest.mark.parametrize("style", ["openai", "anthropic", "responses", "gemini"])
+async def test_the_official_sdk_reads_what_the_stub_renders(
+    server: StubLLMServer, style: str, kind: str, mode: str
+) -> None:
+    """``StubLLMServer`` speaks each style as its SDK expects: the SDK and the library read
+    the same scripted reply alike."""
+    pytest.importorskip(SDK_PACKAGE[style])
+    scripted, text = STUB_REPLIES[kind]
+    server.enqueue(scripted)
+    theirs = await SDK_READERS[style](server.url, mode)
+    assert theirs.text == text
+    if kind == "tools":
+        assert [name for _, name, _ in theirs.calls] == ["get_weather", "get_time"]
+        assert theirs.stop == "tool_calls"
+    server.enqueue(scripted)
+    client = create_client(server.url, style, model="test-model", api_key="test-key", max_turns=1)
+    async with client:
+        if mode == "json":
+            result = await client.run("hi")
+        else:
+            result = [e async for e in client.stream("hi")][-1].result  # type: ignore[union-attr]
+    ours = library_outcome(result)
+    if kind == "tools":  # a one-turn run stops before the calls' answer: compare the calls
+        ours = Outcome(text, ours.calls, ours.usage, "tool_calls")
+    assert ours == theirs
