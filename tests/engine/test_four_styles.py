@@ -387,3 +387,37 @@ async def test_ask_with_on_text_shows_argument_deltas_to_on_event(
     assert not any(isinstance(e, TextEvent) for e in seen)
     assert "".join(texts) == "Let me check.Sunny in both."
     assert result.text == "Sunny in both."
+
+
+async def test_a_call_without_an_id_halted_on_a_later_turn_resumes(stub: StubLLMServer) -> None:
+    """Gemini calls come without ids: the halted one is found again by its made-up id."""
+    request = Request("r-2", "approval", "Deploy?")
+
+    async def deploy(args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
+        if ctx is None or ctx.answer is None:
+            return pending(request)
+        return ToolResult(f"deployed {args['env']}")
+
+    async def note(args: dict[str, Any], ctx: ToolContext | None) -> ToolResult:
+        return ToolResult("noted")
+
+    stub.enqueue(
+        reply.tool_calls(reply.call("note")),
+        reply.tool_calls(reply.call("note"), reply.call("deploy", {"env": "prod"})),
+        reply.text("Deployed."),
+    )
+    async with await toolkit_of(make_tool("note", note), make_tool("deploy", deploy)) as kit:
+        async with client_for(stub, "gemini") as client:
+            halted = await client.run("Ship it", kit, conversation_id="g")
+            assert halted.pending is not None
+            assert halted.pending.data is not None
+            assert halted.pending.data["toolCallId"] == "call_1_1"
+            resumed = await client.resume("g", Answer("r-2", True), kit)
+
+    assert (resumed.status, resumed.text) == ("done", "Deployed.")
+    last = stub.requests[-1].json["contents"][-1]
+    assert last["role"] == "user"
+    assert [p["functionResponse"]["response"] for p in last["parts"]] == [
+        {"result": "noted"},
+        {"result": "deployed prod"},
+    ]
