@@ -47,9 +47,9 @@ async def main() -> None:
     with StubLLMServer() as stub:
         lines = [await one_style(stub, style) for style in STYLES]
         paths = sorted({r.path for r in stub.requests})
+    print(f"ok: one agent over {len(STYLES)} wire styles ({', '.join(paths)})")
     for line in lines:
         print(" ", line)
-    print(f"ok: one agent over {len(STYLES)} wire styles ({', '.join(paths)})")
 
 
 if __name__ == "__main__":
