@@ -29,6 +29,8 @@ __all__ = ["create_client", "create_in_process_client"]
 logger = logging.getLogger("toolnexus")
 
 _RESERVED_PARAMS = ("messages", "tools", "stream")
+_RESERVED_BY_STYLE = {"responses": ("input",), "gemini": ("contents",)}
+"""The transcript's key in the styles that do not call it ``messages``: set by the loop too."""
 
 
 def create_client(
@@ -135,7 +137,7 @@ def create_client(
         store=store if store is not None else InMemoryConversationStore(),
         headers=lambda: request_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
-        request_params=_clean_params(request_params),
+        request_params=_clean_params(request_params, style),
         body_transform=body_transform,
         timeout_ms=timeout_ms,
     )
@@ -256,7 +258,7 @@ def _check_callbacks(**callbacks: object) -> None:
         _check(value is None or callable(value), f"{option} must be a function, not {value!r:.60}")
 
 
-def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _clean_params(params: Mapping[str, Any] | None, style: str = "openai") -> dict[str, Any] | None:
     _check(
         params is None or isinstance(params, Mapping),
         f"request_params must be a dict, not {type(params).__name__}",
@@ -264,7 +266,7 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not params:
         return None
     cleaned = dict(params)
-    for key in _RESERVED_PARAMS:
+    for key in (*_RESERVED_PARAMS, *_RESERVED_BY_STYLE.get(style, ())):
         if key in cleaned:
             del cleaned[key]
             logger.warning("request_params: %r is set by the loop itself and was removed", key)
