@@ -42,7 +42,8 @@ def events_of(name: str, size: int | None = None) -> list[JSONObject]:
 def stream(events: list[JSONObject], *, turn: int = 0, done: bool = True) -> tuple[list[str], Turn]:
     """Feed ``events``; ``done`` says whether a ``[DONE]`` sentinel ended the body."""
     parser = DIALECT.stream_parser(turn=turn)
-    deltas = [delta for event in events for delta in parser.feed(event)]
+    items = [item for event in events for item in parser.feed(event)]
+    deltas = [item for item in items if isinstance(item, str)]  # text; argument pieces aside
     return deltas, parser.finish(done=done)
 
 

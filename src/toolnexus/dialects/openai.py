@@ -11,7 +11,9 @@ from ..schemas import openai_declarations
 from ..types import JSONObject, Tool, ToolResult, Usage
 from .base import (
     STREAM_ENDED_EARLY,
+    ArgumentsDelta,
     MalformedResponse,
+    StreamItem,
     ToolUse,
     Turn,
     parse_arguments,
@@ -196,8 +198,10 @@ class _OpenAIStream:
         self._calls: dict[int, _PartialCall] = {}
         self._usage: JSONObject | None = None
         self._finish_reason: object = None
+        self._names: dict[int, tuple[int, str]] = {}
+        """Per call index: how many name pieces were joined, and the name they make."""
 
-    def feed(self, event: JSONObject) -> list[str]:
+    def feed(self, event: JSONObject) -> list[StreamItem]:
         top = self._top
         for key, value in event.items():
             if key not in _NOT_TOP_LEVEL:
@@ -215,19 +219,25 @@ class _OpenAIStream:
         if not isinstance(delta, dict) or not delta:
             return []
         content: str | None = None
+        pieces: list[StreamItem] = []
         # Only the keys a delta has, rather than a look-up for every field it might have.
         for key, value in delta.items():
             if key == "tool_calls":
                 for raw in _call_list(value, "choices[0].delta.tool_calls"):
                     if isinstance(raw, dict):
-                        self._add_call_piece(raw)
+                        piece = self._add_call_piece(raw)
+                        if piece is not None:
+                            pieces.append(piece)
             elif key in self._fields and isinstance(value, str) and value:
                 self._fields[key].append(value)
                 if key == "content":
                     content = value
-        return [content] if content is not None else []
+        if content is not None:
+            pieces.insert(0, content)
+        return pieces
 
-    def _add_call_piece(self, raw: JSONObject) -> None:
+    def _add_call_piece(self, raw: JSONObject) -> ArgumentsDelta | None:
+        """Adds one ``tool_calls`` entry of a delta; returns its argument text as a delta."""
         index = raw.get("index")
         key = index if type(index) is int else len(self._calls)
         call = self._calls.setdefault(key, _PartialCall())
@@ -243,7 +253,20 @@ class _OpenAIStream:
             if isinstance(arguments, str):
                 call.arguments.append(arguments)
             elif arguments is not None:
-                call.arguments.append(compact_json(arguments))
+                arguments = compact_json(arguments)
+                call.arguments.append(arguments)
+            if isinstance(arguments, str) and arguments:
+                call_id = call.id or f"call_{self._turn}_{key}"
+                return ArgumentsDelta(call_id, self._name(key, call), key, arguments)
+        return None
+
+    def _name(self, key: int, call: _PartialCall) -> str:
+        """The call's name so far, joined again only when a new piece of it came."""
+        count, name = self._names.get(key, (0, ""))
+        if count != len(call.name):
+            name = "".join(call.name)
+            self._names[key] = (len(call.name), name)
+        return name
 
     def finish(self, *, done: bool = False) -> Turn:
         if self._finish_reason is None and not done:
