@@ -5,7 +5,8 @@ of kept-alive connections per host, ``Content-Length`` and chunked bodies, gzip/
 with the system's trust store, and timeouts. Doing only that costs about half of what a
 general HTTP client does per request (``benchmarks/suite.py``: the floor on aiohttp against
 the raw floor), which is most of what stands between a run and the cost of its round trips.
-Anything else (proxies, cookies) is out of scope here; pass ``http_client`` for it.
+Redirects are followed when asked (``follow_redirects``, as the tools' shared transport does);
+anything else (proxies, cookies) is out of scope here: pass ``http_client`` for it.
 
 Responses are framed by ``httptools`` (llhttp) in ``framing.ResponseFrame``, never by hand: a
 response llhttp refuses is a ``NetworkError`` and its connection is closed. A connection goes
@@ -27,7 +28,7 @@ import zlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from .framing import FramingError, ResponseFrame
 from .http import HttpResponse, NetworkError, read_capped
@@ -46,9 +47,12 @@ _SAFE = "!#$%&'()*+,/:;=?@[]~"
 
 
 class StreamTransport:
-    """The default transport of a client's model calls (``http_client`` replaces it)."""
+    """The default transport of a client's model calls (``http_client`` replaces it), and of
+    tools' requests (with ``follow_redirects``: at most that many redirects are followed, as a
+    browser does; the last redirect is the answer past that)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, follow_redirects: int = 0) -> None:
+        self._redirects = follow_redirects
         self._pools: PerLoop[_Pool] = PerLoop(_Pool, _close_pool, _Pool.close)
         self._tls: ssl.SSLContext | None = None
         self._target: _Target | None = None
@@ -102,6 +106,29 @@ class StreamTransport:
             conn.close()
             raise
 
+    async def _open(
+        self,
+        pool: _Pool,
+        url: str,
+        method: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        read_timeout: float | None = None,
+    ) -> tuple[_Connection, _Response]:
+        """``_send``, following redirects as far as ``follow_redirects`` allows."""
+        hops = 0
+        while True:
+            conn, resp = await self._send(pool, url, method, headers, body, read_timeout)
+            hop = _redirect(resp, url, method, headers, body) if hops < self._redirects else None
+            if hop is None:
+                return conn, resp
+            hops += 1
+            try:
+                await resp.finish()  # a short body, read so the connection can serve the next
+            finally:
+                pool.give_back(conn)
+            url, method, headers, body = hop
+
     async def request(
         self,
         method: str,
@@ -117,7 +144,7 @@ class StreamTransport:
         conn: _Connection | None = None
         try:
             async with asyncio.timeout(time_limit):
-                conn, resp = await self._send(pool, url, method, headers, body)
+                conn, resp = await self._open(pool, url, method, headers, body)
                 data = await resp.read_whole(max_bytes)
         except TimeoutError as exc:
             raise NetworkError("request timed out") from exc
@@ -142,7 +169,7 @@ class StreamTransport:
         try:
             try:
                 async with asyncio.timeout(read_timeout):
-                    conn, resp = await self._send(pool, url, method, headers, body, read_timeout)
+                    conn, resp = await self._open(pool, url, method, headers, body, read_timeout)
             except TimeoutError as exc:
                 raise NetworkError("request timed out") from exc
             yield resp
@@ -158,6 +185,41 @@ class StreamTransport:
 
 async def _close_pool(pool: _Pool) -> None:
     pool.close()
+
+
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_PRIVATE = frozenset({"authorization", "cookie", "proxy-authorization"})
+"""Headers not carried to another origin by a redirect."""
+
+
+def _redirect(
+    resp: _Response, url: str, method: str, headers: Mapping[str, str], body: bytes | None
+) -> tuple[str, str, Mapping[str, str], bytes | None] | None:
+    """Where a redirect sends the request (``(url, method, headers, body)``), else ``None``.
+
+    ``303`` (and ``301``/``302`` after a ``POST``) turn the request into a ``GET`` without a
+    body, as browsers do; ``307``/``308`` repeat it as it was. Credentials stay with their
+    origin.
+    """
+    location = resp.headers.get("Location") if resp.status in _REDIRECTS else None
+    if not location:
+        return None
+    target = urljoin(url, location.strip())
+    if urlsplit(target).scheme.lower() not in ("http", "https"):
+        return None
+    status = resp.status
+    if (status == 303 and method != "HEAD") or (status in (301, 302) and method == "POST"):
+        method, body = "GET", None
+        headers = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+    if _origin(target) != _origin(url):
+        headers = {k: v for k, v in headers.items() if k.lower() not in _PRIVATE}
+    return target, method, headers, body
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname, parts.port or (443 if scheme == "https" else 80)
 
 
 class _Target:
@@ -179,6 +241,9 @@ class _Target:
         if not path.isascii():
             path = quote(path, safe=_SAFE)
         host = parts.netloc.rpartition("@")[2]
+        if not host.isascii():
+            with contextlib.suppress(UnicodeError):
+                host = host.encode("idna").decode("ascii")
         self.head = f" {path} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii", "replace")
         """``<path> HTTP/1.1`` and the ``Host`` line, after the method."""
 
