@@ -108,6 +108,10 @@ class ResponseFrame:
             if not isinstance(cause, _Stop):
                 raise
         except httptools.HttpParserError as exc:
+            if self.complete:  # what follows the end (after a ``Connection: close``, say)
+                self.trailing = True
+                self.keep_alive = False
+                return
             reason = str(exc) or type(exc).__name__
             raise self._fault(reason) from None
         if not self.head_done:
