@@ -318,3 +318,47 @@ async def test_https_is_verified_against_the_trust_store(
     monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # read when a client first needs TLS
     async with create_client(server.url, model="m", api_key="k", retries=0) as client:
         assert (await client.run("hi")).text == "fine"
+
+
+async def test_a_stream_is_read_as_it_arrives_not_when_it_ends() -> None:
+    """The server holds back the rest of the stream until the client has shown the first
+    text: a reader that waited for the end of the body would never get there."""
+    first_text = asyncio.Event()
+    events = sse("Hello ", "world")
+    whole = chunked(events, content_type="text/event-stream")
+    first_chunk = b"%x\r\n%s\r\n" % (len(events[0]), events[0])
+    cut = whole.index(first_chunk) + len(first_chunk)
+    opening, rest = whole[:cut], whole[cut:]
+    assert b"world" in rest
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(":")[1])
+            for line in head.decode().split("\r\n")
+            if line.lower().startswith("content-length:")
+        )
+        await reader.readexactly(length)
+        writer.write(opening)
+        await writer.drain()
+        await first_text.wait()
+        writer.write(rest)
+        await writer.drain()
+        writer.close()
+
+    listening = await asyncio.start_server(serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{listening.sockets[0].getsockname()[1]}"
+    texts: list[str] = []
+    try:
+        async with (
+            asyncio.timeout(5),
+            create_client(url, model="m", api_key="k", retries=0) as client,
+        ):
+            async for event in client.stream("hi"):
+                if isinstance(event, TextEvent):
+                    texts.append(event.delta)
+                    first_text.set()
+    finally:
+        listening.close()
+        await listening.wait_closed()
+    assert texts == ["Hello ", "world"]
