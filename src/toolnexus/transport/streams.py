@@ -25,10 +25,11 @@ import contextlib
 import ssl
 import time
 import zlib
+from base64 import b64encode
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote, urljoin, urlsplit
+from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from .framing import FramingError, ResponseFrame
 from .http import HttpResponse, NetworkError, read_capped
@@ -225,7 +226,7 @@ def _origin(url: str) -> tuple[str, str | None, int | None]:
 class _Target:
     """Where a URL points, and the fixed part of every request to it."""
 
-    __slots__ = ("head", "host", "key", "port", "tls", "url")
+    __slots__ = ("auth", "head", "host", "key", "port", "tls", "url")
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -246,6 +247,11 @@ class _Target:
                 host = host.encode("idna").decode("ascii")
         self.head = f" {path} HTTP/1.1\r\nHost: {host}\r\n".encode("ascii", "replace")
         """``<path> HTTP/1.1`` and the ``Host`` line, after the method."""
+        self.auth = ""
+        """An ``Authorization`` line for credentials in the URL (``user:password@``)."""
+        if parts.username is not None:
+            pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            self.auth = f"Authorization: Basic {b64encode(pair.encode()).decode()}\r\n"
 
 
 class _Pool:
@@ -405,6 +411,8 @@ class _Connection(asyncio.Protocol):
             raise ValueError("a request header contains a line break")
         given = {name.lower() for name in headers}
         fields += "".join([line for name, line in _DEFAULTS if name not in given])
+        if target.auth and "authorization" not in given:
+            fields += target.auth
         if body is not None or method in ("POST", "PUT", "PATCH"):
             fields += f"Content-Length: {len(body or b'')}\r\n"
         head = method.encode("ascii") + target.head + fields.encode() + b"\r\n"
