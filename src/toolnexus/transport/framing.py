@@ -18,8 +18,7 @@ are the one thing llhttp consumes silently).
 from __future__ import annotations
 
 from collections.abc import Mapping
-
-import httptools
+from typing import Any
 
 __all__ = ["HEAD_LIMIT", "FramingError", "ResponseFrame"]
 
@@ -68,8 +67,10 @@ class ResponseFrame:
     )
 
     def __init__(self, method: str = "GET") -> None:
+        import httptools  # imported on first use, so ``import toolnexus`` stays fast
+
         self._method = method
-        self._parser = httptools.HttpResponseParser(self)
+        self._parser: Any = httptools.HttpResponseParser(self)
         self._names: list[bytes] = []
         self._values: list[bytes] = []
         self._head_size = 0
@@ -99,25 +100,34 @@ class ResponseFrame:
             return
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            raise self._fault("the server switched protocols unasked") from None
-        except httptools.HttpParserCallbackError as exc:
-            cause = exc.__context__
-            if isinstance(cause, FramingError):
-                raise cause from None
-            if not isinstance(cause, _Stop):
-                raise
-        except httptools.HttpParserError as exc:
-            if self.complete:  # what follows the end (after a ``Connection: close``, say)
-                self.trailing = True
-                self.keep_alive = False
-                return
-            reason = str(exc) or type(exc).__name__
-            raise self._fault(reason) from None
+        except Exception as exc:  # sorted out by _stopped
+            self._stopped(exc)
         if not self.head_done:
             self._fed += len(data)
             if self._fed > HEAD_LIMIT:
                 raise self._fault(f"the response head is longer than {HEAD_LIMIT} bytes")
+
+    def _stopped(self, exc: Exception) -> None:
+        """llhttp stopped at ``exc``: raise it as a ``FramingError``, unless one of our
+        callbacks stopped it on purpose or the response was complete before the fault."""
+        import httptools
+
+        if isinstance(exc, httptools.HttpParserUpgrade):
+            raise self._fault("the server switched protocols unasked") from None
+        if isinstance(exc, httptools.HttpParserCallbackError):
+            cause = exc.__context__
+            if isinstance(cause, FramingError):
+                raise cause from None
+            if isinstance(cause, _Stop):
+                return
+            raise exc
+        if not isinstance(exc, httptools.HttpParserError):
+            raise exc
+        if self.complete:  # what follows the end (after a ``Connection: close``, say)
+            self.trailing = True
+            self.keep_alive = False
+            return
+        raise self._fault(str(exc) or type(exc).__name__) from None
 
     def end_of_input(self) -> None:
         """The server closed the connection: the end of a body read until then, else an error
