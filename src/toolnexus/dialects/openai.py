@@ -296,16 +296,14 @@ class _OpenAIStream:
                 f"{STREAM_ENDED_EARLY}: no chunk carried a finish_reason and no [DONE] arrived"
             )
         text, refusal, reasoning = ("".join(self._fields[name]) for name in _DELTA_TEXT_FIELDS)
-        message: JSONObject = {**self._extra, "role": "assistant", "content": text}
-        if self._parts is not None:
-            message["content"] = text = self._parts  # type: ignore[assignment]
-        if self._calls or "function_call" in self._extra:
-            message["content"] = text or None  # as the JSON path's ``null`` beside calls
+        content: str | list[Any] | None = text if self._parts is None else self._parts
+        if self._calls or refusal or "function_call" in self._extra:
+            content = content or None  # as the JSON path's ``null`` beside calls or a refusal
+        message: JSONObject = {**self._extra, "role": "assistant", "content": content}
         if self._calls:
             message["tool_calls"] = [call.entry() for _, call in sorted(self._calls.items())]
         if refusal:
             message["refusal"] = refusal
-            message["content"] = text or None
         if reasoning:
             message["reasoning_content"] = reasoning
         body: JSONObject = {**self._top, "object": "chat.completion"}
