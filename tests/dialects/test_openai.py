@@ -451,11 +451,11 @@ def test_results_in_reads_tool_messages_only() -> None:
     [
         ({"role": "assistant", "content": "partial answer", "tool_calls": []}, "partial answer"),
         ({"role": "assistant", "content": None, "tool_calls": []}, ""),
-        ({"role": "assistant", "content": [{"type": "text", "text": "x"}]}, ""),
+        ({"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "y"}]}, "x"),
         (None, ""),
     ],
 )
-def test_incomplete_text_is_the_last_assistant_content_when_it_is_a_string(
+def test_incomplete_text_is_the_last_assistant_content_or_its_text_parts(
     message: JSONObject | None, expected: str
 ) -> None:
     assert DIALECT.incomplete_text(message) == expected
