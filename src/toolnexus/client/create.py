@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._credentials import ApiKey, checked_headers, key_variables, request_headers
-from ..dialects import dialect_for
+from ..dialects import dialect_for, endpoint_urls
 from ..dialects.output import OUTPUT_MODES, OutputMode
 from ..engine.hooks import Hooks
 from ..engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller
@@ -30,11 +30,13 @@ __all__ = ["create_client", "create_in_process_client"]
 logger = logging.getLogger("toolnexus")
 
 _RESERVED_PARAMS = ("messages", "tools", "stream")
+_RESERVED_BY_STYLE = {"responses": ("input",), "gemini": ("contents",)}
+"""The transcript's key in the styles that do not call it ``messages``: set by the loop too."""
 
 
 def create_client(
     base_url: str,
-    style: Literal["openai", "anthropic"] = "openai",
+    style: Literal["openai", "anthropic", "responses", "gemini"] = "openai",
     *,
     model: str,
     api_key: str | None = None,
@@ -57,16 +59,20 @@ def create_client(
     metrics_registry: MetricsRegistry | None = None,
     output_mode: OutputMode | None = None,
 ) -> Client:
-    """A client for an OpenAI- or Anthropic-style endpoint. Nothing is contacted until a run.
+    """A client for an OpenAI-, Anthropic- or Gemini-style endpoint. Nothing is contacted until
+    a run.
 
     Args:
         base_url: The provider's API root: ``https://api.openai.com/v1``,
             ``https://api.anthropic.com``, ``https://openrouter.ai/api/v1``, a local server.
-        style: The wire format, ``"openai"`` (chat completions) or ``"anthropic"`` (messages).
+        style: The wire format: ``"openai"`` (chat completions), ``"anthropic"`` (messages),
+            ``"responses"`` (OpenAI's Responses API) or ``"gemini"`` (Gemini's
+            ``generateContent``).
         model: The model name, sent verbatim.
         api_key: The key; without it the environment's ``OPENAI_API_KEY``,
-            ``ANTHROPIC_API_KEY`` or ``OPENROUTER_API_KEY`` (by style and host), read when a
-            run starts. Never logged or put in an error.
+            ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, ``GEMINI_API_KEY`` or
+            ``GOOGLE_API_KEY`` (by style and host), read when a run starts. Never logged or
+            put in an error.
         headers: Extra request headers; they replace the library's own of the same name.
         system_prompt: Sent first in every run (the toolkit's skills list follows it).
         max_turns: Model round trips per run before it ends ``incomplete`` (at least 1).
@@ -124,9 +130,10 @@ def create_client(
     keys = ApiKey(api_key, key_variables(style, base_url))
     extra_headers = checked_headers(headers)
     policy = _retry_policy(retries, retry_base_ms, on_error, max_retry_after_s)
+    url, stream_url = endpoint_urls(dialect, base_url, model)
     engine = Engine(
         dialect=dialect,
-        caller=LLMCaller(transport, dialect, dialect.url(base_url), policy, max_response_bytes),
+        caller=LLMCaller(transport, dialect, url, policy, max_response_bytes, stream_url),
         model=model,
         system_prompt=system_prompt or "",
         max_turns=max_turns,
@@ -135,7 +142,7 @@ def create_client(
         store=store if store is not None else InMemoryConversationStore(),
         headers=lambda: request_headers(dialect.headers(keys.resolve()), extra_headers),
         wait_for=wait_for,
-        request_params=_clean_params(request_params),
+        request_params=_clean_params(request_params, style),
         body_transform=body_transform,
         timeout_ms=timeout_ms,
         output_mode=_output_mode(output_mode),
@@ -269,7 +276,7 @@ def _check_callbacks(**callbacks: object) -> None:
         _check(value is None or callable(value), f"{option} must be a function, not {value!r:.60}")
 
 
-def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def _clean_params(params: Mapping[str, Any] | None, style: str = "openai") -> dict[str, Any] | None:
     _check(
         params is None or isinstance(params, Mapping),
         f"request_params must be a dict, not {type(params).__name__}",
@@ -277,7 +284,7 @@ def _clean_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if not params:
         return None
     cleaned = dict(params)
-    for key in _RESERVED_PARAMS:
+    for key in (*_RESERVED_PARAMS, *_RESERVED_BY_STYLE.get(style, ())):
         if key in cleaned:
             del cleaned[key]
             logger.warning("request_params: %r is set by the loop itself and was removed", key)
