@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from contextlib import closing
 from pathlib import Path
 
 from ...types import JSONObject, Tool, ToolContext, ToolResult
@@ -18,8 +20,9 @@ from ._common import (
     opt_str,
     require_str,
 )
+from ._confined import open_file, open_in
 from ._fs import fs_errors, in_thread, whole_number
-from ._walk import compile_glob, walk_files
+from ._walk import Found, compile_glob, walk_files
 
 __all__ = ["tools"]
 
@@ -113,11 +116,12 @@ def _glob(
     if not base.is_dir():
         raise ArgError(f"not a folder: {path}")
     found: list[str] = []
-    for rel, _ in walk_files(base, scope.root, stop):
-        if wanted(rel):
-            found.append(rel)
-            if len(found) >= limit:
-                break
+    with fs_errors(path), closing(walk_files(scope, base, path, stop)) as files:
+        for file in files:
+            if wanted(file.rel):
+                found.append(file.rel)
+                if len(found) >= limit:
+                    break
     return ToolResult("\n".join(found), metadata={"count": len(found)})
 
 
@@ -132,23 +136,24 @@ def _grep(
 ) -> ToolResult:
     base = _folder(scope, path)
     if base.is_dir():
-        files = walk_files(base, scope.root, stop)
+        files: Generator[Found] = walk_files(scope, base, path, stop)
         shown = str(base).rstrip("/")
     else:
-        files = iter([(base.name, str(base))])
+        files = _one(Found(base.name, str(base), -1, base.name, True))
         shown = str(base.parent).rstrip("/")
     literal = _literal(pattern)
     lines: list[str] = []
     size = 0
-    for rel, file in files:
-        if wanted is not None and not wanted(rel):
-            continue
-        for number, line in _matches(file, regex, literal, limit - len(lines), stop):
-            found = f"{shown}/{rel}:{number}:{line}"
-            lines.append(found)
-            size += len(found) + 1
-        if len(lines) >= limit or size > MAX_OUTPUT_CHARS:
-            break
+    with fs_errors(path), closing(files):
+        for file in files:
+            if wanted is not None and not wanted(file.rel):
+                continue
+            for number, line in _matches(scope, file, regex, literal, limit - len(lines), stop):
+                found = f"{shown}/{file.rel}:{number}:{line}"
+                lines.append(found)
+                size += len(found) + 1
+            if len(lines) >= limit or size > MAX_OUTPUT_CHARS:
+                break
     output = "\n".join(lines)
     if len(output) <= MAX_OUTPUT_CHARS:
         return ToolResult(output, metadata={"count": len(lines)})
@@ -157,8 +162,24 @@ def _grep(
     return ToolResult(kept + note, metadata={"count": kept.count("\n") + 1, "truncated": True})
 
 
+def _one(file: Found) -> Generator[Found]:
+    yield file
+
+
+def _open(scope: BuiltinScope, file: Found) -> int:
+    """A descriptor of a found file, opened without following a link out of the root."""
+    if file.link:
+        return open_file(scope, scope.resolve(file.path), file.rel)
+    return open_in(file.folder, file.name, os.O_RDONLY, scope if scope.root else None, file.rel)
+
+
 def _matches(
-    file: str, regex: re.Pattern[str], literal: bytes | None, most: int, stop: threading.Event
+    scope: BuiltinScope,
+    file: Found,
+    regex: re.Pattern[str],
+    literal: bytes | None,
+    most: int,
+    stop: threading.Event,
 ) -> list[tuple[int, str]]:
     """Up to ``most`` ``(line number, line)`` matches in ``file``; none when it is not UTF-8
     text or cannot be read. The file is read in chunks cut after a newline (a newline byte
@@ -166,7 +187,7 @@ def _matches(
     when it may match, so a literal pattern skips most of a tree without decoding it."""
     found: list[tuple[int, str]] = []
     try:
-        with open(file, "rb") as data:
+        with open(_open(scope, file), "rb") as data:
             number, carry = 0, b""
             while not stop.is_set():
                 chunk = data.read(_CHUNK)
@@ -187,7 +208,7 @@ def _matches(
                 number = _scan(block, number, regex, literal, most, found)
                 if len(found) >= most:
                     break
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ArgError):
         return []
     return found
 
