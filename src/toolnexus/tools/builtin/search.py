@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import codecs
 import os
-import re
 import threading
+import time
 from collections.abc import Callable, Generator
 from contextlib import closing
 from pathlib import Path
+
+import regex
 
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import (
@@ -27,6 +29,9 @@ from ._walk import Found, compile_glob, walk_files
 __all__ = ["tools"]
 
 DEFAULT_LIMIT = 100
+SEARCH_SECONDS = 30.0
+"""Longest time one ``grep`` may spend matching its pattern (less when the run's deadline is
+nearer); a pattern that takes longer is stopped and the call is an error saying so."""
 _CHUNK = 1 << 20
 _SNIFF = 8192
 # Characters that make a pattern more than a literal string (a literal is searched with `in`).
@@ -38,15 +43,17 @@ def tools(scope: BuiltinScope) -> list[Tool]:
 
     async def grep(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         pattern = require_str(args, "pattern")
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ArgError(f"invalid regular expression {pattern!r}: {exc}") from None
         include = opt_str(args, "include")
         wanted = compile_glob(include) if include else None
         limit = _limit(args)
         path = opt_str(args, "path") or "."
-        return await in_thread(lambda stop: _grep(scope, path, pattern, regex, wanted, limit, stop))
+        budget = SEARCH_SECONDS
+        if ctx is not None and ctx.timeout is not None:
+            budget = max(0.0, min(budget, ctx.timeout))
+        matcher = Matcher(pattern, budget)
+        return await in_thread(
+            lambda stop: _grep(scope, path, pattern, matcher, wanted, limit, stop)
+        )
 
     async def glob(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         wanted = compile_glob(require_str(args, "pattern"))
@@ -129,7 +136,7 @@ def _grep(
     scope: BuiltinScope,
     path: str,
     pattern: str,
-    regex: re.Pattern[str],
+    matcher: Matcher,
     wanted: Callable[[str], bool] | None,
     limit: int,
     stop: threading.Event,
@@ -148,7 +155,7 @@ def _grep(
         for file in files:
             if wanted is not None and not wanted(file.rel):
                 continue
-            for number, line in _matches(scope, file, regex, literal, limit - len(lines), stop):
+            for number, line in _matches(scope, file, matcher, literal, limit - len(lines), stop):
                 found = f"{shown}/{file.rel}:{number}:{line}"
                 lines.append(found)
                 size += len(found) + 1
@@ -176,7 +183,7 @@ def _open(scope: BuiltinScope, file: Found) -> int:
 def _matches(
     scope: BuiltinScope,
     file: Found,
-    regex: re.Pattern[str],
+    matcher: Matcher,
     literal: bytes | None,
     most: int,
     stop: threading.Event,
@@ -197,7 +204,7 @@ def _matches(
                     tail = carry + chunk
                     if tail:  # a final newline ends the last line; it starts none
                         tail = tail[:-1] if tail.endswith(b"\n") else tail
-                        _scan(tail, number, regex, literal, most, found)
+                        _scan(tail, number, matcher, literal, most, found)
                     break
                 block = carry + chunk
                 cut = block.rfind(b"\n")
@@ -205,10 +212,14 @@ def _matches(
                     carry = block
                     continue
                 block, carry = block[:cut], block[cut + 1 :]
-                number = _scan(block, number, regex, literal, most, found)
+                number = _scan(block, number, matcher, literal, most, found)
                 if len(found) >= most:
                     break
-    except (OSError, UnicodeDecodeError, ArgError):
+    except (OSError, UnicodeDecodeError):
+        return []
+    except ArgError:
+        if matcher.timed_out:
+            raise
         return []
     return found
 
@@ -216,7 +227,7 @@ def _matches(
 def _scan(
     block: bytes,
     number: int,
-    regex: re.Pattern[str],
+    matcher: Matcher,
     literal: bytes | None,
     most: int,
     found: list[tuple[int, str]],
@@ -227,11 +238,44 @@ def _scan(
     lines = block.decode("utf-8").split("\n")
     text = literal.decode("utf-8") if literal is not None else None
     for offset, line in enumerate(lines, number + 1):
-        if (text in line) if text is not None else regex.search(line):
+        if (text in line) if text is not None else matcher.search(line):
             found.append((offset, line))
             if len(found) >= most:
                 break
     return number + len(lines)
+
+
+class Matcher:
+    """A grep pattern, compiled with the ``regex`` package (Python's syntax), whose searches
+    share one time budget: a pattern that backtracks without bound (``(a|aa)+$`` on a long
+    line) ends in an ``ArgError`` saying so when the budget is spent. Matching releases the
+    GIL (``concurrent=True``), so even while it runs the event loop and every other thread
+    go on."""
+
+    def __init__(self, pattern: str, seconds: float) -> None:
+        try:
+            self._regex = regex.compile(pattern)
+        except (regex.error, ValueError) as exc:
+            raise ArgError(f"invalid regular expression {pattern!r}: {exc}") from None
+        self.pattern = pattern
+        self.seconds = seconds
+        self.timed_out = False
+        self._deadline = time.monotonic() + seconds
+
+    def search(self, line: str) -> bool:
+        """Whether the pattern occurs in ``line``; ``ArgError`` once the budget is spent."""
+        left = self._deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            return self._regex.search(line, timeout=left, concurrent=True) is not None
+        except TimeoutError:
+            self.timed_out = True
+            raise ArgError(
+                f"the pattern {self.pattern!r} took more than {self.seconds:g}s to search "
+                "and was stopped; make it simpler (a repetition inside a repetition, such as "
+                "(a+)+, can take exponential time)"
+            ) from None
 
 
 def _literal(pattern: str) -> bytes | None:
