@@ -7,6 +7,7 @@ settle them in call order (suspensions included), append their results → next 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._callbacks import maybe_await, snapshot
+from .._text import valid_text, valid_value
 from ..cancel import CancelToken
 from ..dialects import Dialect, ToolUse, Turn
 from ..errors import ConfigError
@@ -39,6 +41,8 @@ from .scope import RunScope, guarded
 from .serial import KeyedLock
 from .tool_calls import Finished, Outcome, ToolRunner
 from .waiting import check_not_waiting, save_pending
+
+logger = logging.getLogger("toolnexus")
 
 __all__ = ["Engine", "RunInput"]
 
@@ -185,7 +189,7 @@ class Engine:
         if run.resume is None:
             if self.dialect.system_in_messages and system and not state.messages:
                 state.messages.append({"role": "system", "content": system})
-            state.messages.append({"role": "user", "content": run.prompt})
+            state.messages.append({"role": "user", "content": _valid_prompt(run.prompt)})
         else:
             async with aclosing(self._resume(run.resume, runner, state)) as events:
                 async for event in events:
@@ -218,8 +222,9 @@ class Engine:
             state.usage += reply.usage
             state.stop_reason = reply.stop_reason
             if reply.message is not None:
-                state.messages.append(reply.message)
-                state.last_message = reply.message
+                message, _ = valid_value(reply.message)  # a JSON "\ud800" is no UTF-8 text
+                state.messages.append(message)
+                state.last_message = message
             if self.hooks.after_llm is not None:
                 payload = {"response": snapshot(reply.response), "model": self.model, "turn": turn}
                 await call_hook(
@@ -230,12 +235,12 @@ class Engine:
             if not reply.tool_uses:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
-                yield await self._done(run, state, "done", reply.text)
+                yield await self._done(run, state, "done", valid_text(reply.text)[0])
                 return
             async with aclosing(self._tool_turn(runner, reply.tool_uses, turn, state)) as events:
                 async for event in events:
                     yield event
-            state.messages.extend(self.dialect.tool_results(state.turn_results))
+            state.messages.extend(valid_value(self.dialect.tool_results(state.turn_results))[0])
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
@@ -417,7 +422,7 @@ class Engine:
             settled.update(state.turn_results)
         ordered = [(use.id, settled[use.id]) for use in turn.calls if use.id in settled]
         del state.messages[turn.results_start :]
-        state.messages.extend(self.dialect.tool_results(ordered))
+        state.messages.extend(valid_value(self.dialect.tool_results(ordered))[0])
 
     async def _done(
         self,
@@ -472,3 +477,13 @@ def _is_done(event: Event) -> bool:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+def _valid_prompt(prompt: str | None) -> str | None:
+    """The prompt as valid Unicode (see ``toolnexus._text``); a warning says when it was not."""
+    if prompt is None:
+        return None
+    text, invalid = valid_text(prompt)
+    if invalid:
+        logger.warning("the prompt had %d characters that are not valid Unicode: replaced", invalid)
+    return text
