@@ -212,7 +212,7 @@ class Engine:
                 async with aclosing(calls) as items:
                     async for item in items:
                         if isinstance(item, str):
-                            yield TextEvent(item)
+                            yield TextEvent(valid_text(item)[0])
                         else:
                             reply = item
             else:  # most runs: one JSON call, with no generator around it
