@@ -253,3 +253,31 @@ async def test_a_folder_that_becomes_a_link_while_write_works_gets_nothing_outsi
     # the folder was opened before the swap: the file went where that folder went
     assert not result.is_error, result.output
     assert (root / ".aside/new.txt").read_text() == "made"
+
+
+def moved_out(folder: Path, to: Path) -> Callable[[], None]:
+    return lambda: folder.rename(to)
+
+
+async def test_a_folder_moved_out_of_the_root_mid_read_is_caught_by_the_check_of_what_was_opened(
+    world: Path,
+) -> None:
+    # The folder was entered while inside the root; it leaves before the file in it is opened.
+    root = world / "root"
+    swap = moved_out(root / "dir", world / "outside/moved")
+    result = await held("read", {"path": "dir/inner.txt"}, root, "inner.txt", swap)
+    assert result.is_error
+    assert "is outside the root" in result.output
+    assert "moved out of the root" in result.output
+
+
+async def test_a_folder_moved_out_of_the_root_mid_write_keeps_no_new_file_there(
+    world: Path,
+) -> None:
+    root = world / "root"
+    swap = moved_out(root / "dir", world / "outside/moved")
+    args = {"path": "dir/new.txt", "content": "made"}
+    result = await held("write", args, root, "new.txt", swap)
+    assert result.is_error
+    assert "moved out of the root" in result.output
+    assert sorted(p.name for p in (world / "outside/moved").iterdir()) == ["inner.txt"]

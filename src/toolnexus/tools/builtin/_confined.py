@@ -139,13 +139,23 @@ def open_file(
         return _regular(fd, shown)
     if target == scope.root:
         raise ArgError(f"is a directory: {shown}")
+    name = target.name
     with opened_folder(scope, target.parent, shown, create=create_parents) as parent:
-        fd = open_in(parent, target.name, flags, scope, shown)
-    try:
-        check_opened(scope, fd, shown)
-    except BaseException:
-        os.close(fd)
-        raise
+        created = False
+        try:
+            fd = open_in(parent, name, flags & ~os.O_CREAT, scope, shown)
+        except FileNotFoundError:
+            if not flags & os.O_CREAT:
+                raise
+            fd = open_in(parent, name, flags | os.O_EXCL, scope, shown)
+            created = True
+        try:
+            check_opened(scope, fd, shown)
+        except BaseException:
+            os.close(fd)
+            if created:  # made in a folder that has left the root meanwhile: take it back
+                os.unlink(name, dir_fd=parent)
+            raise
     return fd
 
 
