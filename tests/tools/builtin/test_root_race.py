@@ -281,3 +281,15 @@ async def test_a_folder_moved_out_of_the_root_mid_write_keeps_no_new_file_there(
     assert result.is_error
     assert "moved out of the root" in result.output
     assert sorted(p.name for p in (world / "outside/moved").iterdir()) == ["inner.txt"]
+
+
+async def test_a_folder_that_becomes_a_link_just_before_it_is_entered_is_refused(
+    world: Path,
+) -> None:
+    root = world / "root"
+    swap = to_link(root / "dir", world / "outside/dir")
+    result = await held("read", {"path": "dir/outside-only.txt"}, root, "dir", swap)
+    assert result.is_error
+    assert result.output.startswith("read: dir/outside-only.txt is outside the root")
+    assert "symbolic link appeared" in result.output
+    assert "SECRET" not in result.output

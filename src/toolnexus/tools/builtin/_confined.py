@@ -99,9 +99,17 @@ def _open_step(part: str, fd: int, scope: BuiltinScope, shown: str) -> int:
     try:
         return os.open(part, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        # Linux says ENOTDIR, not ELOOP, for a symlink opened with O_DIRECTORY | O_NOFOLLOW
+        if exc.errno == errno.ELOOP or (exc.errno == errno.ENOTDIR and _is_link(part, fd)):
             raise outside(scope, shown, _RACED) from None
         raise
+
+
+def _is_link(name: str, folder: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 @contextmanager

@@ -8,12 +8,11 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TypeVar
 
 from ._common import MAX_OUTPUT_CHARS, ArgError
 
-__all__ = ["FILE_THREADS", "HeadText", "check_regular", "fs_errors", "in_thread", "whole_number"]
+__all__ = ["FILE_THREADS", "HeadText", "fs_errors", "in_thread", "whole_number"]
 
 T = TypeVar("T")
 
@@ -40,18 +39,6 @@ def fs_errors(shown: str) -> Iterator[None]:
         raise ArgError(f"not UTF-8 text: {shown}") from None
     except OSError as exc:
         raise ArgError(_os_message(exc, shown)) from None
-
-
-def check_regular(target: Path, shown: str, *, must_exist: bool = True) -> None:
-    """Refuse anything but a regular file (a FIFO or a device could block or never end)."""
-    if not target.exists():
-        if must_exist:
-            raise ArgError(f"no such file: {shown}")
-        return
-    if target.is_dir():
-        raise ArgError(f"is a directory: {shown}")
-    if not target.is_file():
-        raise ArgError(f"not a regular file: {shown}")
 
 
 FILE_THREADS = 8
