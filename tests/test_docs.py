@@ -26,7 +26,8 @@ An HTML comment right before a block steers it (``docs/contributing.md`` describ
 - ``<!-- docs-test: teardown ... -->`` Python lines run after the block (undoing what it did to
   the process, such as a global registration).
 - ``<!-- docs-test: replace OLD => NEW -->`` the block runs with ``OLD`` replaced by ``NEW`` (a
-  fixed port by ``0``, a remote document by a local file).
+  fixed port by ``0``, a remote document by a local file); ``$name`` in ``NEW`` is the value a
+  setup gave ``name`` (such as the URL of a server it started).
 - ``<!-- docs-test: subprocess REASON -->`` the block (after its setup) runs in a fresh
   interpreter, for code that changes process-wide state (a global tracer provider, DBOS).
 - ``<!-- docs-test: skip REASON -->`` the block is not run; the reason is required.
@@ -42,6 +43,7 @@ import inspect
 import json
 import os
 import re
+import string
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -277,18 +279,25 @@ def _run_block(
     elif block.lang in ("bash", "sh"):
         _run_shell(block.code, stub)
     else:
-        code = block.code
-        for old, new in block.replace:
-            code = code.replace(old, new)
         if block.fresh is not None:
-            _run_fresh(block, code, stub)
+            _run_fresh(block, _replaced(block, {}), stub)
             return
         for setup in block.setup:
             _run_python(_with_stub(setup, stub), f"{block.where} (setup)", namespace, loop)
             _remember(namespace, opened)
+        code = _replaced(block, namespace)
         _run_python(_with_stub(code, stub), block.where, namespace, loop)
         for teardown in block.teardown:
             _run_python(teardown, f"{block.where} (teardown)", namespace, loop)
+
+
+def _replaced(block: Block, namespace: dict[str, Any]) -> str:
+    """The block's code after its ``replace`` markers (``$name`` in NEW: a setup's value)."""
+    code = block.code
+    for old, new in block.replace:
+        values = {k: str(v) for k, v in namespace.items() if isinstance(v, str | int)}
+        code = code.replace(old, string.Template(new).safe_substitute(values))
+    return code
 
 
 def _run_fresh(block: Block, code: str, stub: StubLLMServer) -> None:
