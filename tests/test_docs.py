@@ -369,3 +369,12 @@ def test_the_markers_are_understood() -> None:
         for match in MARKER.finditer(text):
             assert match.group("kind") in KINDS, match.group(0)
         assert sum(text.count(b) for b in bad) == len(MARKER.findall(text)), page
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if not t.startswith(("http://", "https://"))]
+    assert "docs/images/chat.png" in local
+    assert {"docs/index.md", "docs/tools.md", "docs/client.md", "docs/glossary.md"} <= set(local)
+    assert [t for t in local if not (ROOT / t).exists()] == []
