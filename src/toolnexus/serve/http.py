@@ -1,8 +1,14 @@
 """The HTTP listener behind ``Toolkit.serve``: exact-path routes on one uvicorn server.
 
-Each protocol contributes a ``Route`` (a path, an ASGI app, and the async context that must be
-open while the app serves), so MCP at ``/mcp`` and other protocols can share one listener; any
-other path answers 404. The server runs as a task on the caller's event loop; it installs no
+Each protocol contributes a ``Route`` (a path, an ASGI app, the async context that must be
+open while the app serves, and whether the route is public), so MCP at ``/mcp``, A2A and any
+other protocol share one listener; any other path answers 404. Every route sits behind one
+gate (``_Gate``): the Host/Origin allow-list (421/403), bearer auth on every route that is not
+public (401 with ``WWW-Authenticate: Bearer``), the body limits (413, 408, 415, and a JSON-RPC
+parse error for a body that is not UTF-8 or nests too deep), then the route's app, cancelled
+when the client goes away. Below the gate, the connection itself is bounded: a request whose
+headers do not arrive within ``read_timeout_s`` is dropped, as is a connection beyond
+``max_connections``. The server runs as a task on the caller's event loop; it installs no
 signal handlers (stopping is the host's decision, through ``ServeHandle.stop``).
 """
 
@@ -10,16 +16,31 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
+import re
 import socket
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from .access import Authenticator, HostRules
 
-__all__ = ["LOOPBACK_HOSTS", "Route", "ServeHandle", "loopback_only", "parse_addr", "start_http"]
+__all__ = [
+    "CALLER_KEY",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_READ_TIMEOUT_S",
+    "MAX_JSON_DEPTH",
+    "Access",
+    "Route",
+    "ServeHandle",
+    "ServeLimits",
+    "parse_addr",
+    "start_http",
+]
 
 logger = logging.getLogger("toolnexus")
 
@@ -29,21 +50,64 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-MAX_BODY_BYTES = 4 * 1024 * 1024
+DEFAULT_MAX_REQUEST_BYTES = 4 * 1024 * 1024
 """Largest request body read into memory; a larger one is answered 413."""
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-"""Bind addresses on which only loopback ``Host`` and ``Origin`` values are accepted."""
+DEFAULT_READ_TIMEOUT_S = 30.0
+"""Longest wait for a request's headers, or for its whole body; then the client is dropped."""
+DEFAULT_MAX_CONNECTIONS = 1000
+"""Most connections open at once; one beyond it is closed as soon as it is accepted."""
+MAX_JSON_DEPTH = 512
+"""Deepest JSON nesting of a request body; deeper is a JSON-RPC parse error."""
+MAX_HEADER_BYTES = 64 * 1024
+"""Most bytes a request's start line and headers may take; more closes the connection."""
+CALLER_KEY = "toolnexus.caller"
+"""ASGI scope key holding the authenticated caller's identity (``None`` without auth)."""
 _SHUTDOWN_GRACE_S = 2
-_TOO_LARGE = b"<too large>"
+_IDLE_S = 5.0
+_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """One exact path served by an ASGI app, with the context it needs while serving."""
+    """One exact path served by an ASGI app, with the context it needs while serving.
+
+    A ``public`` route is answered without a token and whatever the ``Origin`` (its ``Host``
+    is still checked): the A2A agent card, a UI page and its static files.
+    """
 
     path: str
     app: ASGIApp
     lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
+    public: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ServeLimits:
+    """What one server accepts from its clients (see ``Toolkit.serve``)."""
+
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    read_timeout_s: float = DEFAULT_READ_TIMEOUT_S
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+    def __post_init__(self) -> None:
+        for name in ("max_request_bytes", "max_connections"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        timeout = self.read_timeout_s
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ConfigError(
+                f"read_timeout_s must be a positive number of seconds, got {timeout!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """Who may reach the routes: the token check (``None``: no auth) and the Host rules."""
+
+    auth: Authenticator | None
+    hosts: HostRules
 
 
 @dataclass(eq=False)
@@ -70,14 +134,21 @@ def parse_addr(addr: str) -> tuple[str, int]:
 
 
 async def start_http(
-    addr: str, routes: Sequence[Route] | Callable[[str], Sequence[Route]]
+    addr: str,
+    routes: Sequence[Route] | Callable[[str], Sequence[Route]],
+    *,
+    access: Access | None = None,
+    limits: ServeLimits | None = None,
 ) -> ServeHandle:
     """Bind ``addr``, open every route's lifespan, serve until ``stop``; returns once listening.
 
     ``routes`` may be a function of the server's URL (``http://HOST:PORT``, the bound port),
     called once the socket is bound, for routes that announce where they are served.
+    ``access`` defaults to no auth and the bind's Host rules; ``limits`` to ``ServeLimits()``.
     """
     host, port = parse_addr(addr)
+    access = access if access is not None else Access(None, HostRules.build(host))
+    limits = limits if limits is not None else ServeLimits()
     sock = _listen(host, port)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
@@ -88,7 +159,7 @@ async def start_http(
         except BaseException:
             sock.close()
             raise
-    server = _make_server(_Router({r.path: r.app for r in routes}))
+    server = _make_server(_Gate(routes, access, limits), limits)
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(_serve(server, sock, routes, ready), name=f"toolnexus serve {addr}")
     try:
@@ -150,7 +221,7 @@ async def _serve(
             ready.set_exception(RuntimeError("the server stopped before it was listening"))
 
 
-def _make_server(app: ASGIApp) -> Any:
+def _make_server(app: ASGIApp, limits: ServeLimits) -> Any:
     import uvicorn
 
     class _Server(uvicorn.Server):
@@ -172,65 +243,214 @@ def _make_server(app: ASGIApp) -> Any:
         lifespan="off",
         log_config=None,
         access_log=False,
+        http=_bounded_protocol(limits),
+        timeout_keep_alive=max(1, round(min(_IDLE_S, limits.read_timeout_s))),
         timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
     )
     return _Server(config)
 
 
-class _Router:
-    """Exact-path dispatch; everything else is 404."""
+def _bounded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with a deadline for each request's headers (idle or slow
+    clients are dropped after ``read_timeout_s``), a cap on header bytes, and a cap on open
+    connections (one beyond ``max_connections`` is closed as soon as it is accepted)."""
+    base: Any
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:  # httptools missing: the h11 protocol has the same shape
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base
 
-    def __init__(self, routes: Mapping[str, ASGIApp]) -> None:
-        self._routes = {path: _CancelOnDisconnect(app) for path, app in routes.items()}
+    class Bounded(base):  # type: ignore[misc]
+        _deadline: asyncio.TimerHandle | None = None
+        _header_bytes = 0
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            if len(self.connections) >= limits.max_connections:
+                self.transport = transport
+                logger.warning(
+                    "serve: %d connections open; one more refused", len(self.connections)
+                )
+                transport.abort()  # type: ignore[attr-defined]
+                return
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            waiting = self.cycle is None or self.cycle.response_complete
+            if waiting:
+                if self._deadline is None:
+                    self._arm()
+                self._header_bytes += len(data)
+                if self._header_bytes > MAX_HEADER_BYTES:
+                    self._drop("request headers too large")
+                    return
+            before = self.cycle
+            super().data_received(data)
+            if self.cycle is not before:  # a request's headers are in: the app reads the body
+                self._disarm()
+
+        def _arm(self) -> None:
+            self._header_bytes = 0
+            self._deadline = self.loop.call_later(
+                limits.read_timeout_s, self._drop, "no complete request in time"
+            )
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _drop(self, why: str) -> None:
+            self._deadline = None
+            if self.transport is not None and not self.transport.is_closing():
+                logger.debug("serve: connection dropped (%s)", why)
+                self.transport.close()
+
+    return Bounded
+
+
+class _Gate:
+    """Every route behind the same checks, then exact-path dispatch; everything else is 404."""
+
+    def __init__(self, routes: Sequence[Route], access: Access, limits: ServeLimits) -> None:
+        self._routes = {r.path: r for r in routes}
+        self._access = access
+        self._limits = limits
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        app = self._routes.get(scope.get("path", ""))
-        if app is None:
+        headers: dict[str, str] = {}
+        for key, value in scope.get("headers", []):
+            name = key.decode("latin-1").lower()
+            if name in headers and name in ("host", "origin", "authorization", "content-type"):
+                await _respond(send, 400, f"duplicate {name} header".encode())
+                return
+            headers[name] = value.decode("latin-1")
+        if not self._access.hosts.host_ok(headers.get("host", "")):
+            await _respond(send, 421, b"Invalid Host header")
+            return
+        route = self._routes.get(scope.get("path", ""))
+        if route is None:
             await _respond(send, 404, b"not found")
             return
-        await app(scope, receive, send)
+        scope[CALLER_KEY] = None
+        if not route.public:
+            origin = headers.get("origin")
+            if origin is not None and not self._access.hosts.origin_ok(origin):
+                await _respond(send, 403, b"Invalid Origin header")
+                return
+            if self._access.auth is not None:
+                caller = await self._caller(headers.get("authorization", ""))
+                if caller is None:
+                    await _respond(send, 401, b"unauthorized", [(b"www-authenticate", b"Bearer")])
+                    return
+                scope[CALLER_KEY] = caller
+        await self._dispatch(route.app, scope, headers, receive, send)
+
+    async def _caller(self, authorization: str) -> str | None:
+        scheme, _, token = authorization.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or self._access.auth is None:
+            return None
+        try:
+            return await self._access.auth.check(token)
+        except Exception:
+            logger.warning("serve: the auth check raised; the request is refused", exc_info=True)
+            return None
+
+    async def _dispatch(
+        self, app: ASGIApp, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        limit = self._limits.max_request_bytes
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            await _respond(send, 413, b"request body too large", close=True)
+            return
+        post = scope.get("method") == "POST"
+        if post and not _is_json(headers.get("content-type", "")):
+            await _respond(send, 415, b"the request body must be application/json", close=True)
+            return
+        try:
+            async with asyncio.timeout(self._limits.read_timeout_s):
+                body = await _read_body(receive, limit)
+        except TimeoutError:
+            await _respond(send, 408, b"the request body did not arrive in time", close=True)
+            return
+        if body is None:
+            return
+        if body is _TOO_LARGE:
+            await _respond(send, 413, b"request body too large", close=True)
+            return
+        if post and body:
+            problem = _json_problem(body)
+            if problem is not None:
+                await _parse_error(send, problem)
+                return
+        await _run_watched(app, scope, body, receive, send)
 
 
-class _CancelOnDisconnect:
-    """Reads the request body, then runs the app while watching the connection.
+_TOO_LARGE = b"<too large>"
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _json_problem(body: bytes) -> str | None:
+    """Why a JSON body is refused before parsing (not UTF-8, nested too deep), or ``None``."""
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return "the body is not valid UTF-8"
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_STRINGS.sub(b'""', body)):
+        if bracket in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    if deepest > MAX_JSON_DEPTH:
+        return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    return None
+
+
+async def _run_watched(
+    app: ASGIApp, scope: Scope, body: bytes, receive: Receive, send: Send
+) -> None:
+    """Run the app on the read body while watching the connection.
 
     When the client goes away before the answer is sent, the app (and the tool call it is
     running) is cancelled instead of running on for nobody.
     """
+    gone = asyncio.Event()
+    replayed = False
 
-    def __init__(self, app: ASGIApp) -> None:
-        self._app = app
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        body = await _read_body(receive)
-        if body is None:
-            return
-        if body is _TOO_LARGE:
-            await _respond(send, 413, b"request body too large")
-            return
-        gone = asyncio.Event()
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await gone.wait()
-            return {"type": "http.disconnect"}
-
-        app_task = asyncio.ensure_future(self._app(scope, replay, send))
-        watcher = asyncio.ensure_future(_watch(receive, gone, app_task))
-        try:
-            await app_task
-        except asyncio.CancelledError:
-            if not gone.is_set():
-                raise
-        finally:
-            watcher.cancel()
-            app_task.cancel()
+    app_task = asyncio.ensure_future(app(scope, replay, send))
+    watcher = asyncio.ensure_future(_watch(receive, gone, app_task))
+    try:
+        await app_task
+    except asyncio.CancelledError:
+        if not gone.is_set():
+            raise
+    finally:
+        watcher.cancel()
+        app_task.cancel()
 
 
 async def _watch(receive: Receive, gone: asyncio.Event, app_task: asyncio.Future[None]) -> None:
@@ -243,41 +463,8 @@ async def _watch(receive: Receive, gone: asyncio.Event, app_task: asyncio.Future
             return
 
 
-def loopback_only(app: ASGIApp, also: frozenset[str] = frozenset()) -> ASGIApp:
-    """``app`` behind a DNS-rebinding guard: a request whose ``Host`` is not a loopback name
-    (or one of the host names ``also``) is answered 421, one whose ``Origin`` (when sent) is
-    not such a host 403."""
-    allowed = LOOPBACK_HOSTS | also
-
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        headers = {
-            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
-        }
-        if _hostname(headers.get("host", "")) not in allowed:
-            await _respond(send, 421, b"Invalid Host header")
-            return
-        origin = headers.get("origin")
-        if origin is not None and not _origin_in(origin, allowed):
-            await _respond(send, 403, b"Invalid Origin header")
-            return
-        await app(scope, receive, send)
-
-    return guarded
-
-
-def _hostname(host: str) -> str:
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else ""
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def _origin_in(origin: str, allowed: frozenset[str]) -> bool:
-    scheme, sep, rest = origin.partition("://")
-    return bool(sep) and scheme in ("http", "https") and _hostname(rest) in allowed
-
-
-async def _read_body(receive: Receive) -> bytes | None:
-    """The whole body (stopping early past the limit), or ``None`` if the client left."""
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body (stopping early past ``limit``), or ``None`` if the client left."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -286,22 +473,35 @@ async def _read_body(receive: Receive) -> bytes | None:
             return None
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             return _TOO_LARGE
         chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
 
 
-async def _respond(send: Send, status: int, text: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(text)).encode()),
-            ],
-        }
-    )
+async def _parse_error(send: Send, why: str) -> None:
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": f"Parse error: {why}"}}
+    ).encode()
+    await _respond(send, 400, body, content_type=b"application/json")
+
+
+async def _respond(
+    send: Send,
+    status: int,
+    text: bytes,
+    extra: Sequence[tuple[bytes, bytes]] = (),
+    *,
+    close: bool = False,
+    content_type: bytes = b"text/plain; charset=utf-8",
+) -> None:
+    headers = [
+        (b"content-type", content_type),
+        (b"content-length", str(len(text)).encode()),
+        *extra,
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": text})

@@ -1,8 +1,9 @@
 """A toolkit as an MCP server, on the official SDK's low-level ``Server``.
 
 The only module of the serving side that imports ``mcp``. ``tools/list`` answers the exposed
-tools in toolkit order; ``tools/call`` runs one through ``Tool.execute`` and answers exactly one
-text item. A name that is not exposed is a JSON-RPC ``-32602`` error, never a result.
+tools in toolkit order; ``tools/call`` runs one through ``Toolkit.execute`` (validation,
+secret masking, ``max_output_chars``, exactly as in a local run) and answers exactly one text
+item. A name that is not exposed is a JSON-RPC ``-32602`` error, never a result.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._callbacks import call_quietly
 from ..cancel import CancelToken
 from ..types import JSONObject, Tool, ToolContext, ToolResult
-from .http import Route
+from .http import Route, Scope
 from .profile import McpProfile
 
 if TYPE_CHECKING:
@@ -24,26 +25,27 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
+    from ..toolkit import Toolkit
+
 __all__ = ["OnCall", "build_mcp_server", "execute", "mcp_route", "run_stdio"]
 
 logger = logging.getLogger("toolnexus")
 
 OnCall = Callable[[JSONObject], Any]
 """Called with ``{"name", "source", "ms", "is_error"}`` after each executed call."""
-ToolsOf = Callable[[], list[Tool]]
 
 
-def build_mcp_server(tools_of: ToolsOf, profile: McpProfile, on_call: OnCall | None) -> Server[Any]:
-    """The SDK server answering ``tools/list`` and ``tools/call`` from ``tools_of()``.
+def build_mcp_server(toolkit: Toolkit, profile: McpProfile, on_call: OnCall | None) -> Server[Any]:
+    """The SDK server answering ``tools/list`` and ``tools/call`` from ``toolkit``.
 
-    ``tools_of`` is read at every request, so tools registered later are served too.
+    The toolkit's tools are read at every request, so tools registered later are served too.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
     def exposed() -> list[Tool]:
-        return profile.exposed(tools_of())
+        return profile.exposed(toolkit.tools())
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: mcp_types.PaginatedRequestParams | None
@@ -63,7 +65,7 @@ def build_mcp_server(tools_of: ToolsOf, profile: McpProfile, on_call: OnCall | N
         found = next((t for t in exposed() if t.name == params.name), None)
         if found is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        result = await execute(found, dict(params.arguments or {}), on_call)
+        result = await execute(toolkit, found, dict(params.arguments or {}), on_call)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.output)],
             is_error=result.is_error,
@@ -82,8 +84,10 @@ def build_mcp_server(tools_of: ToolsOf, profile: McpProfile, on_call: OnCall | N
     )
 
 
-async def execute(tool: Tool, args: JSONObject, on_call: OnCall | None) -> ToolResult:
-    """Run one served call: an exception is an error result; cancellation reaches the tool.
+async def execute(
+    toolkit: Toolkit, tool: Tool, args: JSONObject, on_call: OnCall | None
+) -> ToolResult:
+    """Run one served call through ``toolkit.execute``: cancellation reaches the tool.
 
     The call gets its own ``CancelToken``, cancelled when the request is (the client went
     away or sent ``notifications/cancelled``), so a tool that polls ``ctx.cancel`` stops too.
@@ -91,7 +95,7 @@ async def execute(tool: Tool, args: JSONObject, on_call: OnCall | None) -> ToolR
     token = CancelToken()
     started = time.perf_counter()
     try:
-        result = await tool.execute(args, ToolContext(cancel=token))
+        result = await toolkit.execute(tool.name, args, ToolContext(cancel=token))
     except asyncio.CancelledError:
         token.cancel()
         raise
@@ -118,26 +122,36 @@ async def run_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def mcp_route(server: Server[Any], host: str) -> Route:
+def mcp_route(server: Server[Any]) -> Route:
     """``/mcp``: stateless streamable HTTP with JSON responses (a fresh session per request).
 
-    On a loopback host the SDK's DNS-rebinding protection is on (only loopback ``Host`` and
-    ``Origin`` values are accepted); on another bind address every host is accepted.
+    Host, Origin and auth are the listener's gate's (``http``). A stateless server has no
+    stream to open and no session to end: ``GET`` and ``DELETE`` are answered 405.
     """
     from mcp.server.streamable_http_manager import (
         StreamableHTTPASGIApp,
         StreamableHTTPSessionManager,
     )
-    from mcp.server.transport_security import TransportSecuritySettings
 
-    security = None
-    if host in ("127.0.0.1", "localhost", "::1"):
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
-    manager = StreamableHTTPSessionManager(
-        app=server, json_response=True, stateless=True, security_settings=security
-    )
-    return Route("/mcp", StreamableHTTPASGIApp(manager), manager.run)
+    manager = StreamableHTTPSessionManager(app=server, json_response=True, stateless=True)
+    sdk_app = StreamableHTTPASGIApp(manager)
+
+    async def app(scope: Scope, receive: Any, send: Any) -> None:
+        if scope.get("method") in ("GET", "DELETE"):
+            text = b"this MCP endpoint is stateless: POST JSON-RPC requests to it"
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 405,
+                    "headers": [
+                        (b"allow", b"POST"),
+                        (b"content-type", b"text/plain; charset=utf-8"),
+                        (b"content-length", str(len(text)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": text})
+            return
+        await sdk_app(scope, receive, send)
+
+    return Route("/mcp", app, manager.run)
