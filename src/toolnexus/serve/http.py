@@ -281,17 +281,16 @@ def _bounded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
 
         def data_received(self, data: bytes) -> None:
             waiting = self.cycle is None or self.cycle.response_complete
-            if waiting:
-                if self._deadline is None:
-                    self._arm()
-                self._header_bytes += len(data)
-                if self._header_bytes > MAX_HEADER_BYTES:
-                    self._drop("request headers too large")
-                    return
+            if waiting and self._deadline is None:
+                self._arm()
             before = self.cycle
             super().data_received(data)
             if self.cycle is not before:  # a request's headers are in: the app reads the body
                 self._disarm()
+            elif waiting:
+                self._header_bytes += len(data)
+                if self._header_bytes > MAX_HEADER_BYTES:
+                    self._drop("request headers too large")
 
         def _arm(self) -> None:
             self._header_bytes = 0
@@ -368,24 +367,26 @@ class _Gate:
     ) -> None:
         limit = self._limits.max_request_bytes
         length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > limit:
-            await _respond(send, 413, b"request body too large", close=True)
-            return
         post = scope.get("method") == "POST"
         if post and not _is_json(headers.get("content-type", "")):
             await _respond(send, 415, b"the request body must be application/json", close=True)
             return
-        try:
-            async with asyncio.timeout(self._limits.read_timeout_s):
-                body = await _read_body(receive, limit)
-        except TimeoutError:
-            await _respond(send, 408, b"the request body did not arrive in time", close=True)
-            return
-        if body is None:
-            return
-        if body is _TOO_LARGE:
+        reading = _Body(limit)
+        if length.isdigit() and int(length) > limit + _DRAIN_BYTES:
+            reading.too_large = True  # not worth draining: answered at once
+        else:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._limits.read_timeout_s):
+                    await reading.read(receive)
+        if reading.too_large:
             await _respond(send, 413, b"request body too large", close=True)
             return
+        if reading.gone:
+            return
+        if not reading.done:
+            await _respond(send, 408, b"the request body did not arrive in time", close=True)
+            return
+        body = reading.body
         if post and body:
             problem = _json_problem(body)
             if problem is not None:
@@ -394,7 +395,40 @@ class _Gate:
         await _run_watched(app, scope, body, receive, send)
 
 
-_TOO_LARGE = b"<too large>"
+_DRAIN_BYTES = 16 * 1024 * 1024
+"""Of a body over the limit, this much more is read and dropped before the 413 (so a client that
+sends its whole body first still reads the answer); a longer declared body is refused at once."""
+
+
+class _Body:
+    """A request body read within ``limit`` bytes; past it, ``_DRAIN_BYTES`` more drained."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.done = self.gone = self.too_large = False
+
+    @property
+    def body(self) -> bytes:
+        return b"".join(self.chunks)
+
+    async def read(self, receive: Receive) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.gone = True
+                return
+            chunk = message.get("body", b"")
+            self.size += len(chunk)
+            if self.size > self.limit:
+                self.too_large = True
+                self.chunks.clear()
+            elif not self.too_large:
+                self.chunks.append(chunk)
+            if not message.get("more_body", False) or self.size > self.limit + _DRAIN_BYTES:
+                self.done = True
+                return
 
 
 def _is_json(content_type: str) -> bool:
@@ -461,23 +495,6 @@ async def _watch(receive: Receive, gone: asyncio.Event, app_task: asyncio.Future
             if not app_task.done():
                 app_task.cancel()
             return
-
-
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body (stopping early past ``limit``), or ``None`` if the client left."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return _TOO_LARGE
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 async def _parse_error(send: Send, why: str) -> None:
