@@ -88,13 +88,13 @@ async def serve_command(args: argparse.Namespace) -> int:
             except (ConfigError, OSError) as exc:
                 print(f"toolnexus: cannot serve on {args.addr}: {exc}", file=sys.stderr)
                 return 1
-            if tokens:
-                print("bearer auth on: send Authorization: Bearer <token>", file=sys.stderr)
             if args.mcp:
                 print(f"serving MCP at {handle.url}/mcp", file=sys.stderr, flush=True)
             if args.a2a:
                 card = f"{handle.url}/.well-known/agent-card.json"
                 print(f"serving A2A at {handle.url}/ (card {card})", file=sys.stderr, flush=True)
+            if tokens:
+                print("bearer auth on: send Authorization: Bearer <token>", file=sys.stderr)
             try:
                 await stop.wait()
             finally:
