@@ -2,10 +2,12 @@
 A2A (an agent card at ``/.well-known/agent-card.json``, JSON-RPC at ``/``).
 
 ``Toolkit.serve`` and ``Toolkit.serve_stdio`` are the entry points; this package holds the
-listener (``http``), the profile rules (``profile``, ``a2a_profile``), the A2A task stores
-(``a2a_store``), the MCP adapter (``mcp_server``, the only module here that imports the ``mcp``
-SDK) and the A2A adapter (``a2a`` and ``a2a_executor``, the only ones that import ``a2a``).
-Nothing here is imported by ``import toolnexus``.
+listener and the gate every route sits behind (``http``: Host/Origin allow-list, bearer auth,
+body and connection limits), who may connect (``access``), the profile rules (``profile``,
+``a2a_profile``), the A2A task stores (``a2a_store``), the MCP adapter (``mcp_server``, the
+only module here that imports the ``mcp`` SDK) and the A2A adapter (``a2a`` and
+``a2a_executor``, the only ones that import ``a2a``). Nothing here is imported by
+``import toolnexus``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ module and ``a2a_executor`` import ``a2a``, and only when A2A is served.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import uuid
 from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
@@ -55,6 +54,7 @@ from .._callbacks import call_quietly, maybe_await
 from .._redact import redact
 from ..types import JSONObject, RunResult
 from .a2a_executor import CALLER, INTERNAL, ContextBuilder, ToolkitExecutor
+from .a2a_front import jsonrpc_front
 from .a2a_profile import A2aProfile
 from .a2a_store import TaskBounds, open_task_store
 from .http import CALLER_KEY, Route
@@ -197,71 +197,8 @@ def a2a_routes(
 
     return [
         Route(AGENT_CARD_WELL_KNOWN_PATH, app, public=True),
-        Route("/", jsonrpc_front(app), running),
+        Route("/", jsonrpc_front(app, dict(TaskState.items())), running),
     ]
-
-
-def jsonrpc_front(app: Any) -> Any:
-    """``app`` behind the JSON-RPC rules the SDK's dispatcher misses: a notification (a
-    request without ``id``) gets no reply (204, not run), and ``ListTasks`` with a ``status``
-    that is not a task state is ``-32602`` invalid params."""
-
-    async def front(scope: Any, receive: Any, send: Any) -> None:
-        if scope.get("method") != "POST":
-            await app(scope, receive, send)
-            return
-        message = await receive()
-        body = message.get("body", b"")
-        try:
-            request = json.loads(body)
-        except (ValueError, RecursionError):
-            request = None  # the SDK answers the parse error
-        refusal = _refusal(request)
-        if refusal is not None:
-            status, answer = refusal
-            await _answer(send, status, answer)
-            return
-        replayed = False
-
-        async def replay() -> Any:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return message
-            return await receive()
-
-        await app(scope, replay, send)
-
-    return front
-
-
-def _refusal(request: object) -> tuple[int, bytes] | None:
-    if not isinstance(request, dict) or request.get("jsonrpc") != "2.0":
-        return None
-    if "id" not in request:
-        return 204, b""
-    params = request.get("params")
-    if request.get("method") == "ListTasks" and isinstance(params, dict) and "status" in params:
-        status = params["status"]
-        known = (
-            status in TaskState.keys() if isinstance(status, str) else status in TaskState.values()
-        )
-        if isinstance(status, bool) or not known:
-            error = {
-                "code": -32602,
-                "message": f"Invalid params: status {status!r} is not a task state",
-            }
-            answer = {"jsonrpc": "2.0", "id": request["id"], "error": error}
-            return 200, json.dumps(answer).encode()
-    return None
-
-
-async def _answer(send: Any, status: int, body: bytes) -> None:
-    headers = [(b"content-length", str(len(body)).encode())]
-    if body:
-        headers.append((b"content-type", b"application/json"))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
 
 
 class _Caller(User):

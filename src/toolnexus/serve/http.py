@@ -20,13 +20,14 @@ import json
 import logging
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
 from .access import Authenticator, HostRules
+from .listener import make_server
 
 __all__ = [
     "CALLER_KEY",
@@ -58,12 +59,8 @@ DEFAULT_MAX_CONNECTIONS = 1000
 """Most connections open at once; one beyond it is closed as soon as it is accepted."""
 MAX_JSON_DEPTH = 512
 """Deepest JSON nesting of a request body; deeper is a JSON-RPC parse error."""
-MAX_HEADER_BYTES = 64 * 1024
-"""Most bytes a request's start line and headers may take; more closes the connection."""
 CALLER_KEY = "toolnexus.caller"
 """ASGI scope key holding the authenticated caller's identity (``None`` without auth)."""
-_SHUTDOWN_GRACE_S = 2
-_IDLE_S = 5.0
 _STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(rb"[\[\]{}]")
 
@@ -159,7 +156,9 @@ async def start_http(
         except BaseException:
             sock.close()
             raise
-    server = _make_server(_Gate(routes, access, limits), limits)
+    server = make_server(
+        _Gate(routes, access, limits), limits.read_timeout_s, limits.max_connections
+    )
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(_serve(server, sock, routes, ready), name=f"toolnexus serve {addr}")
     try:
@@ -219,97 +218,6 @@ async def _serve(
         sock.close()
         if not ready.done():
             ready.set_exception(RuntimeError("the server stopped before it was listening"))
-
-
-def _make_server(app: ASGIApp, limits: ServeLimits) -> Any:
-    import uvicorn
-
-    class _Server(uvicorn.Server):
-        """uvicorn without signal capture, reporting when it listens."""
-
-        on_started: Callable[[], object] = staticmethod(lambda: None)
-
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            yield
-
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                self.on_started()
-
-    config = uvicorn.Config(
-        app,
-        lifespan="off",
-        log_config=None,
-        access_log=False,
-        http=_bounded_protocol(limits),
-        timeout_keep_alive=max(1, round(min(_IDLE_S, limits.read_timeout_s))),
-        timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
-    )
-    return _Server(config)
-
-
-def _bounded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
-    """uvicorn's HTTP protocol with a deadline for each request's headers (idle or slow
-    clients are dropped after ``read_timeout_s``), a cap on header bytes, and a cap on open
-    connections (one beyond ``max_connections`` is closed as soon as it is accepted)."""
-    base: Any
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
-    except ImportError:  # httptools missing: the h11 protocol has the same shape
-        from uvicorn.protocols.http.h11_impl import H11Protocol as base
-
-    class Bounded(base):  # type: ignore[misc]
-        _deadline: asyncio.TimerHandle | None = None
-        _header_bytes = 0
-
-        def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            if len(self.connections) >= limits.max_connections:
-                self.transport = transport
-                logger.warning(
-                    "serve: %d connections open; one more refused", len(self.connections)
-                )
-                transport.abort()  # type: ignore[attr-defined]
-                return
-            super().connection_made(transport)
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            waiting = self.cycle is None or self.cycle.response_complete
-            if waiting and self._deadline is None:
-                self._arm()
-            before = self.cycle
-            super().data_received(data)
-            if self.cycle is not before:  # a request's headers are in: the app reads the body
-                self._disarm()
-            elif waiting:
-                self._header_bytes += len(data)
-                if self._header_bytes > MAX_HEADER_BYTES:
-                    self._drop("request headers too large")
-
-        def _arm(self) -> None:
-            self._header_bytes = 0
-            self._deadline = self.loop.call_later(
-                limits.read_timeout_s, self._drop, "no complete request in time"
-            )
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _drop(self, why: str) -> None:
-            self._deadline = None
-            if self.transport is not None and not self.transport.is_closing():
-                logger.debug("serve: connection dropped (%s)", why)
-                self.transport.close()
-
-    return Bounded
 
 
 class _Gate:
