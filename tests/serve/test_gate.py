@@ -91,3 +91,19 @@ async def test_headers_that_never_end_close_the_connection(gated: ServeHandle) -
     finally:
         sock.close()
     assert time.monotonic() - started < 5  # closed for size, long before the read timeout
+
+
+def test_the_connection_cap_leaves_room_under_the_descriptor_limit() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import resource\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "from toolnexus.serve.listener import connection_cap\n"
+        "print(connection_cap(1000), connection_cap(10))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=LIMIT, check=True
+    )
+    assert done.stdout.split() == ["192", "10"]

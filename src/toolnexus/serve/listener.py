@@ -3,8 +3,11 @@
 A request whose start line and headers do not all arrive within ``read_timeout_s`` of the
 connection opening (or of the previous answer) is dropped, so idle and slow clients cannot
 hold connections; so is one whose headers grow past ``MAX_HEADER_BYTES``. A connection beyond
-``max_connections`` is closed as soon as it is accepted. uvicorn's own keep-alive timeout
-closes idle connections between requests. No signal handlers are installed.
+``max_connections`` is closed as soon as it is accepted; the cap never exceeds what the
+process's file-descriptor limit leaves room for (``_FD_RESERVE`` kept for files, tool
+processes and MCP servers), so held connections cannot starve the process of descriptors.
+uvicorn's own keep-alive timeout closes idle connections between requests. No signal
+handlers are installed.
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["MAX_HEADER_BYTES", "make_server"]
+__all__ = ["MAX_HEADER_BYTES", "connection_cap", "make_server"]
 
 logger = logging.getLogger("toolnexus")
 
 MAX_HEADER_BYTES = 64 * 1024
 """Most bytes a request's start line and headers may take; more closes the connection."""
+_FD_RESERVE = 64
 _SHUTDOWN_GRACE_S = 2
 _IDLE_S = 5.0
 
@@ -50,11 +54,27 @@ def make_server(app: Any, read_timeout_s: float, max_connections: int) -> Any:
         lifespan="off",
         log_config=None,
         access_log=False,
-        http=_bounded_protocol(read_timeout_s, max_connections),
+        http=_bounded_protocol(read_timeout_s, connection_cap(max_connections)),
         timeout_keep_alive=max(1, round(min(_IDLE_S, read_timeout_s))),
         timeout_graceful_shutdown=_SHUTDOWN_GRACE_S,
     )
     return _Server(config)
+
+
+def connection_cap(max_connections: int) -> int:
+    """``max_connections``, lowered to what the file-descriptor limit leaves room for."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):  # not on this platform
+        return max_connections
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        return max_connections
+    room = max(1, soft - _FD_RESERVE)
+    if room < max_connections:
+        logger.debug("serve: at most %d connections (file-descriptor limit %d)", room, soft)
+    return min(max_connections, room)
 
 
 def _bounded_protocol(read_timeout_s: float, max_connections: int) -> type[asyncio.Protocol]:
