@@ -99,7 +99,8 @@ def test_the_connection_cap_leaves_room_under_the_descriptor_limit() -> None:
 
     code = (
         "import resource\n"
-        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))\n"
+        "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
         "from toolnexus.serve.listener import connection_cap\n"
         "print(connection_cap(1000), connection_cap(10))\n"
     )
