@@ -170,7 +170,7 @@ async def test_over_stdio_the_question_is_an_elicitation_request() -> None:
     assert text(result) == '{"answers":["dev"]}'
 
 
-async def test_cancelled_notifications_cannot_reach_a_stateless_call_but_a_disconnect_does(
+async def test_a_cancelled_notification_to_the_stateless_endpoint_is_accepted(
     question_server: ServeHandle,
 ) -> None:
     body = b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}'
@@ -180,4 +180,4 @@ async def test_cancelled_notifications_cannot_reach_a_stateless_call_but_a_disco
             content=body,
             headers={**MCP_HEADERS, "Content-Type": "application/json"},
         )
-    assert answer.status_code == 202  # accepted, and documented as unable to stop a call
+    assert answer.status_code == 202  # accepted; it cannot reach a call (see the README)
