@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -61,8 +60,6 @@ MAX_JSON_DEPTH = 512
 """Deepest JSON nesting of a request body; deeper is a JSON-RPC parse error."""
 CALLER_KEY = "toolnexus.caller"
 """ASGI scope key holding the authenticated caller's identity (``None`` without auth)."""
-_STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(rb"[\[\]{}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,20 +344,33 @@ def _is_json(content_type: str) -> bool:
 
 
 def _json_problem(body: bytes) -> str | None:
-    """Why a JSON body is refused before parsing (not UTF-8, nested too deep), or ``None``."""
+    """Why a JSON body is refused before the protocol parses it (not UTF-8, nested deeper
+    than ``MAX_JSON_DEPTH``), or ``None``. Only a body with that many brackets is parsed
+    here (with ``json``), then measured level by level."""
     try:
         body.decode("utf-8")
     except UnicodeDecodeError:
         return "the body is not valid UTF-8"
-    depth = deepest = 0
-    for bracket in _BRACKETS.findall(_STRINGS.sub(b'""', body)):
-        if bracket in b"[{":
-            depth += 1
-            deepest = max(deepest, depth)
-        else:
-            depth -= 1
-    if deepest > MAX_JSON_DEPTH:
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return None
+    try:
+        parsed = json.loads(body)
+    except RecursionError:
         return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+    except ValueError:
+        return None  # not JSON at all: the protocol's own parser answers that
+    level: list[Any] = [parsed] if isinstance(parsed, list | dict) else []
+    depth = 0
+    while level:
+        depth += 1
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        inner: list[Any] = []
+        for value in level:
+            if value:
+                items = value.values() if type(value) is dict else value
+                inner += [v for v in items if type(v) is list or type(v) is dict]
+        level = inner
     return None
 
 
