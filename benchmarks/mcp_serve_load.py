@@ -13,7 +13,9 @@ per-call latency (p50, p99, max) and the throughput, for each server:
   ``--before-src /tmp/before/src``).
 
 Servers take turns for ``--rounds`` rounds; the figures are medians over rounds, and the cost
-of auth and the limits is the ratio of ``auth`` to ``before`` (else to ``no auth``). Latency
+of auth and the limits is the ratio of ``auth`` to ``before`` (else to ``no auth``). The
+server's own CPU time per call (measured in the server process) is the steady figure on a
+busy machine; latency and throughput move with whatever else runs there. Latency
 includes the client's side of each request (the SDK client is not free), and on a small
 machine both processes share the same cores.
 """
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 SERVER = """
-import asyncio, sys
+import asyncio, sys, time
 import toolnexus as tn
 
 @tn.tool
@@ -43,6 +45,9 @@ async def main():
     options = {"auth": [sys.argv[1]]} if len(sys.argv) > 1 else {}
     handle = await tn.Toolkit([echo]).serve("127.0.0.1:0", mcp={}, **options)
     print(handle.url, flush=True)
+    started = time.process_time()
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    print(time.process_time() - started, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
     await handle.stop()
 
@@ -103,8 +108,14 @@ def _run_server(src: str | None, token: str | None, clients: int, calls: int) ->
     )
     try:
         assert server.stdout is not None
+        assert server.stdin is not None
         url = server.stdout.readline().strip() + "/mcp"
-        return asyncio.run(_load(url, clients, calls, token))
+        figures = asyncio.run(_load(url, clients, calls, token))
+        server.stdin.write("done\n")
+        server.stdin.flush()
+        cpu_s = float(server.stdout.readline())
+        figures["server_cpu_ms"] = cpu_s * 1000.0 / (clients * calls)
+        return figures
     finally:
         if server.stdin is not None:
             server.stdin.close()
@@ -139,14 +150,15 @@ def main() -> None:
         print(
             f"{name:>8}: {answered}/{total} answered (worst round); latency ms p50 "
             f"{median['p50']:.1f} p99 {median['p99']:.1f} max {median['max']:.1f}; "
-            f"{median['throughput']:.0f} calls/s"
+            f"{median['throughput']:.0f} calls/s; server CPU {median['server_cpu_ms']:.2f} ms/call"
         )
     base = "before" if "before" in summary else "no auth"
     ratio_p50 = summary["auth"]["p50"] / summary[base]["p50"]
     ratio_tp = summary[base]["throughput"] / summary["auth"]["throughput"]
+    ratio_cpu = summary["auth"]["server_cpu_ms"] / summary[base]["server_cpu_ms"]
     print(
-        f"auth + limits vs {base}: p50 latency {ratio_p50:.2f}x, time per call "
-        f"(1/throughput) {ratio_tp:.2f}x"
+        f"auth + limits vs {base}: server CPU per call {ratio_cpu:.2f}x, p50 latency "
+        f"{ratio_p50:.2f}x, time per call (1/throughput) {ratio_tp:.2f}x"
     )
 
 
