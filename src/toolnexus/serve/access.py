@@ -9,6 +9,7 @@ and what the user allowed). ``is_loopback`` says whether a bind address is loopb
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import inspect
@@ -177,11 +178,17 @@ class HostRules:
 
     def host_ok(self, value: str) -> bool:
         """Whether a request's ``Host`` header value is answered."""
-        parsed = _host_port(value)
-        return parsed is not None and self._allowed(*parsed)
+        return _verdict(self, value, False)
 
     def origin_ok(self, value: str) -> bool:
         """Whether a request's ``Origin`` header value is answered."""
+        return _verdict(self, value, True)
+
+    def _host_ok(self, value: str) -> bool:
+        parsed = _host_port(value)
+        return parsed is not None and self._allowed(*parsed)
+
+    def _origin_ok(self, value: str) -> bool:
         normal = _origin(value)
         if normal is None:
             return False
@@ -196,6 +203,12 @@ class HostRules:
         if _loopback_name(host):
             return True
         return (host, None) in self.hosts or (port is not None and (host, port) in self.hosts)
+
+
+@functools.lru_cache(maxsize=1024)
+def _verdict(rules: HostRules, value: str, origin: bool) -> bool:
+    """``rules``' answer for one header value, remembered (clients send the same few)."""
+    return rules._origin_ok(value) if origin else rules._host_ok(value)
 
 
 def _origin(value: str) -> str | None:
