@@ -84,9 +84,10 @@ def merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[
 
 
 def key_variables(style: str, base_url: str) -> tuple[str, ...]:
-    if style == "anthropic":
-        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+    """The variables whose key may go to ``base_url`` (SPEC §2.1): a provider's key goes only to
+    that provider's hosts, so ``OPENROUTER_API_KEY`` is read for OpenRouter hosts alone."""
     host = (urlsplit(base_url).hostname or "").lower()
-    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-        return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
-    return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+    openrouter = host == "openrouter.ai" or host.endswith(".openrouter.ai")
+    if style == "anthropic":
+        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY") if openrouter else ("ANTHROPIC_API_KEY",)
+    return ("OPENROUTER_API_KEY", "OPENAI_API_KEY") if openrouter else ("OPENAI_API_KEY",)

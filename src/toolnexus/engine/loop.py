@@ -391,7 +391,7 @@ class Engine:
         assert self.wait_for is not None
         answer = await maybe_await(self.wait_for, snapshot(request))
         if not isinstance(answer, Answer) or not answer.ok:
-            return ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+            return declined(request, answer if isinstance(answer, Answer) else None)
         return await runner.run_again(use, args, answer, request, *where)
 
     async def _resume(
@@ -406,7 +406,7 @@ class Engine:
                 turn.halted, turn.halted.args, answer, request, 0, index
             )
         else:
-            result = ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+            result = declined(request, answer)
         state.record(turn.halted, turn.halted.args, result)
         yield ToolResultEvent(turn.halted.id, turn.halted.name, result.output, result.is_error)
         settled = {**turn.results, turn.halted.id: result}
@@ -472,3 +472,17 @@ def _is_done(event: Event) -> bool:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+ADVISORY_REASONS = frozenset({"declined", "cancelled", "expired"})
+"""The reason codes of §4.1 that say nothing beyond "not ok" (the model is not told them)."""
+
+
+def declined(request: Request, answer: Answer | None) -> ToolResult:
+    """The result of a call whose request was declined or expired: a reason in a person's own
+    words follows on a ``reason:`` line, so the model learns why (SPEC §4.3)."""
+    output = f"declined/expired: {request.prompt}"
+    reason = answer.reason if answer is not None else None
+    if reason and reason.strip() and reason not in ADVISORY_REASONS:
+        output += f"\nreason: {reason}"
+    return ToolResult(output, is_error=True)
