@@ -29,6 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the tools the model would see, with each MCP server's status.",
     )
     tools.add_argument("--json", action="store_true", help="print a JSON list instead")
+    tools.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a configured MCP server failed (default: say so on stderr, exit 0)",
+    )
     _serve_parser(commands, shared)
     return parser
 

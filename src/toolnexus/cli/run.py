@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._credentials import key_variables
 from ..client import Client, create_client
 from ..errors import ConfigError
 from ..events import Event, ToolCallEvent, ToolResultEvent
@@ -36,6 +37,8 @@ async def run_command(args: argparse.Namespace) -> int:
     if found is None:
         return EXIT_USAGE
     base_url, model, style = found
+    if args.api_key is None and not _key_in_environment(style, base_url, console):
+        return EXIT_ERROR
     reader = LineReader(sys.stdin)
     wait_for = _terminal_wait_for(console, reader) if _is_terminal(sys.stdin) else None
     store = _sqlite_store(args) if args.id is not None else None
@@ -82,6 +85,16 @@ def endpoint(args: argparse.Namespace, console: Console) -> tuple[str, str, str]
         console.error("no model: pass --model or set TOOLNEXUS_MODEL")
         return None
     return base_url, model, style
+
+
+def _key_in_environment(style: str, base_url: str, console: Console) -> bool:
+    """Whether a variable whose key may go to ``base_url`` is set; else say which flag or
+    variables would give one (the library's own message speaks of ``api_key=``)."""
+    names = key_variables(style, base_url)
+    if any(os.environ.get(name) for name in names):
+        return True
+    console.error(f"no API key: pass --api-key or set {' or '.join(names)} in the environment")
+    return False
 
 
 def _sqlite_store(args: argparse.Namespace) -> SqliteConversationStore:

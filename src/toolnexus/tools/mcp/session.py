@@ -203,6 +203,9 @@ class ServerConnection:
         requested = asyncio.ensure_future(self._authorizer.requested.wait())
         try:
             await asyncio.wait({task, requested}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()  # the caller gave up: the call must not run on unobserved
+            raise
         finally:
             requested.cancel()
         request = self._authorizer.request
