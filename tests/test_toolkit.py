@@ -443,5 +443,7 @@ def _plain(x: int) -> int:
     ids=["constructor", "register"],
 )
 def test_a_plain_function_is_a_config_error_saying_to_wrap_it(build: Any) -> None:
-    with pytest.raises(ConfigError, match=r"is not a Tool but function .*wrap functions with @tool"):
+    with pytest.raises(
+        ConfigError, match=r"is not a Tool but function .*wrap functions with @tool"
+    ):
         build()

@@ -38,10 +38,11 @@ class Terminal:
         os.close(slave)
         self.seen = ""
 
-    def expect(self, needle: str, timeout: float = TIMEOUT) -> str:
-        """Read until ``needle`` shows up in the plain text (escape codes removed)."""
+    def expect(self, needle: str, timeout: float = TIMEOUT, *, count: int = 1) -> str:
+        """Read until ``needle`` shows up (``count`` times) in the plain text (escape codes
+        removed)."""
         deadline = time.monotonic() + timeout
-        while needle not in _ANSI.sub("", self.seen):
+        while _ANSI.sub("", self.seen).count(needle) < count:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(

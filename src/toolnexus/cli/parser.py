@@ -91,6 +91,25 @@ def _run_parser(
         metavar="PATH",
         help=f"SQLite store for --id (env TOOLNEXUS_DB, default {DEFAULT_DB})",
     )
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="let the built-ins that change things (bash, write, edit, apply_patch) run "
+        "without asking (env TOOLNEXUS_YES=1); without a terminal they are refused otherwise",
+    )
+    reply = run.add_mutually_exclusive_group()
+    reply.add_argument(
+        "--answer",
+        metavar="TEXT",
+        help="answer the request the conversation --id waits for, and continue its run",
+    )
+    reply.add_argument(
+        "--decline",
+        metavar="REASON",
+        nargs="?",
+        const="",
+        help="decline the request the conversation --id waits for (the model sees REASON)",
+    )
 
 
 def _serve_parser(

@@ -27,9 +27,9 @@ sent as given. ``usage`` appears only when given.
 **Anthropic JSON**: ``{"id": "msg_stub_<n>", "type": "message", "role": "assistant", "model":
 <model>, "content": [{"type": "text", "text"} if the text is non-empty, then {"type":
 "tool_use", "id", "name", "input"} per call], "stop_reason": "end_turn" | "tool_use", "usage":
-{"input_tokens": p, "output_tokens": c}}``. Default ids ``toolu_1``, ``toolu_2``, ... (numbered across replies, as above); a call
-whose args were given as a string has that string verbatim as ``input``. ``usage`` appears only
-when given.
+{"input_tokens": p, "output_tokens": c}}``. Default ids ``toolu_1``, ``toolu_2``, ...
+(numbered across replies, as above); a call whose args were given as a string has that string
+verbatim as ``input``. ``usage`` appears only when given.
 
 **Anthropic SSE** (``event: <type>``, ``data: <json>``, blank line): ``message_start`` (message
 with id, type, role, model, ``content: []``, ``usage: {"input_tokens": p, "output_tokens":
@@ -323,7 +323,9 @@ def _render(
     else:
         render_json = _openai_json if style == "openai" else _anthropic_json
         wire = _Wire(
-            200, {"Content-Type": _JSON}, body=compact_json(render_json(content, model, n, ids_from)).encode()
+            200,
+            {"Content-Type": _JSON},
+            body=compact_json(render_json(content, model, n, ids_from)).encode(),
         )
     for key, value in reply.headers:
         for existing in [k for k in wire.headers if k.lower() == key.lower()]:
@@ -358,9 +360,7 @@ def _openai_usage(usage: tuple[int, int]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": sum(usage)}
 
 
-def _openai_json(
-    message: _Message, model: object, n: int, ids_from: int = 0
-) -> dict[str, object]:
+def _openai_json(message: _Message, model: object, n: int, ids_from: int = 0) -> dict[str, object]:
     reply: dict[str, object] = {"role": "assistant", "content": message.text}
     if message.calls:
         reply["tool_calls"] = [
@@ -383,9 +383,7 @@ def _openai_json(
     return body
 
 
-def _openai_sse(
-    message: _Message, model: object, n: int, ids_from: int = 0
-) -> list[bytes]:
+def _openai_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
     envelope = {"id": f"chatcmpl-stub-{n}", "object": "chat.completion.chunk", "model": model}
 
     def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
@@ -435,9 +433,7 @@ def _anthropic_json(
     return body
 
 
-def _anthropic_sse(
-    message: _Message, model: object, n: int, ids_from: int = 0
-) -> list[bytes]:
+def _anthropic_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
     prompt, completion = message.usage or (0, 0)
     head = {"id": f"msg_stub_{n}", "type": "message", "role": "assistant", "model": model}
     usage = {"input_tokens": prompt, "output_tokens": 1}
