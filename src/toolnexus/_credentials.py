@@ -48,6 +48,11 @@ _PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "use
 
 def checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     """The caller's extra headers, checked: string names and values without line breaks."""
+    if headers is not None and not isinstance(headers, Mapping):
+        raise ConfigError(
+            f"headers must be a dict of header names to values (such as {{'X-A': 'b'}}), "
+            f"not {type(headers).__name__}"
+        )
     out: dict[str, str] = {}
     for name, value in (headers or {}).items():
         if not isinstance(name, str) or not isinstance(value, str):

@@ -8,7 +8,6 @@ Pure data: nothing here contacts a server or imports the MCP SDK. A malformed co
 from __future__ import annotations
 
 import json
-import math
 import os
 import stat
 from collections.abc import Callable, Mapping
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..._checks import finite
 from ..._json import JSONDepthError, loads
 from ...errors import ConfigError
 from ..a2a.config import RemoteAgent, parse_agents_block
@@ -299,8 +299,8 @@ def _timeout(entry: Mapping[str, Any], fail: _Fail) -> int:
         return DEFAULT_TIMEOUT_MS
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail('"timeout" must be a number of milliseconds')
-    if not math.isfinite(value):
-        raise fail(f'"timeout" must be a finite number of milliseconds, not {value}')
+    if not finite(value):
+        raise fail(f'"timeout" must be a finite number of milliseconds, not {value!r:.40}')
     if value <= 0:
         raise fail('"timeout" must be a positive number of milliseconds')
     return max(1, round(value))
