@@ -190,7 +190,8 @@ def test_run_result_to_dict_turns_a_request_nested_in_metadata_into_json() -> No
     meta = decoded["toolCalls"][0]["metadata"]
     assert meta["sub"]["steps"] == [{"pending": request.to_dict()}]
     assert meta["sub"]["last"] == [request.to_dict()]
-    assert call.metadata is not None and call.metadata["sub"] is inner  # the call is untouched
+    assert call.metadata is not None
+    assert call.metadata["sub"] is inner  # the call itself is untouched
 
 
 def test_tool_call_metadata_defaults_to_none() -> None:
