@@ -274,17 +274,20 @@ class Engine:
         return []
 
     async def shape(self, body: JSONObject) -> JSONObject:
-        """``request_params`` merged in (its keys win), then ``body_transform``'s replacement."""
+        """``request_params`` merged in (its keys win), then ``body_transform``: what it returns
+        replaces the body; ``None`` keeps the body it was given, edits included (SPEC §2.8)."""
         if self.request_params:
             body.update(self.request_params)
         if self.body_transform is not None:
-            replaced = await maybe_await(self.body_transform, snapshot(body))
-            if replaced is not None:
-                if not isinstance(replaced, dict):
-                    raise ConfigError(
-                        f"body_transform must return a dict or None, got {type(replaced).__name__}"
-                    )
-                body = replaced
+            given = snapshot(body)  # its own copy: edits to it are the transform's to make
+            replaced = await maybe_await(self.body_transform, given)
+            if replaced is None:
+                return given
+            if not isinstance(replaced, dict):
+                raise ConfigError(
+                    f"body_transform must return a dict or None, got {type(replaced).__name__}"
+                )
+            body = replaced
         return body
 
     async def _call_once(self, body: JSONObject, headers: dict[str, str], turn: int) -> Turn:
