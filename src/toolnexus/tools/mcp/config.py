@@ -154,7 +154,9 @@ def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpCo
     Raises ``ConfigError`` for a missing or unreadable file, invalid JSON, or a malformed entry.
     """
     if isinstance(config, Mapping):
-        return _parse_root(config, where="MCP config", base=None)
+        # SPEC 1.6: a dict config's relative paths resolve against the process's working
+        # directory (now), never against the server's own ``cwd``
+        return _parse_root(config, where="MCP config", base=Path.cwd())
     path = Path(config)
     where = os.fspath(config)
     text = _read_config_file(path, where)
