@@ -42,12 +42,13 @@ from google.protobuf.json_format import MessageToDict, ParseDict
 from starlette.applications import Starlette
 
 from .._callbacks import call_quietly, maybe_await
+from .._json import JSONDepthError, compact_json, loads
 from .._redact import redact
 from ..types import JSONObject, RunResult
 from .a2a_executor import ContextBuilder, ToolkitExecutor
 from .a2a_profile import A2aProfile
 from .a2a_store import open_task_store
-from .http import LOOPBACK_HOSTS, Route, loopback_only
+from .http import _TOO_LARGE, LOOPBACK_HOSTS, Route, _read_body, _respond, loopback_only
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -148,6 +149,7 @@ def a2a_routes(
     app: Any = Starlette(
         routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")]
     )
+    app = depth_guarded(app)
     if host in LOOPBACK_HOSTS:
         public = urlsplit(profile.url).hostname if profile.url else None
         app = loopback_only(app, frozenset({public}) if public else frozenset())
@@ -162,6 +164,51 @@ def a2a_routes(
             await store.abandon(unfinished)
 
     return [Route(AGENT_CARD_WELL_KNOWN_PATH, app), Route("/", app, running)]
+
+
+MAX_JSON_DEPTH = 100
+"""Nesting a JSON-RPC request may have; deeper is a parse error (-32700), as with MCP."""
+
+
+def depth_guarded(app: Any) -> Any:
+    """``app`` behind a check of each POST body's nesting: JSON deeper than ``MAX_JSON_DEPTH``
+    (which would exhaust the SDK's recursion and come back as an internal error, -32603) is
+    answered as the parse error it is (-32700). Other bodies reach ``app`` unchanged."""
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await app(scope, receive, send)
+            return
+        body = await _read_body(receive)
+        if body is None:  # the client left
+            return
+        if body is _TOO_LARGE:
+            await _respond(send, 413, b"Request body too large")
+            return
+        try:
+            loads(body, max_depth=MAX_JSON_DEPTH)
+        except JSONDepthError:
+            error = {
+                "code": -32700,
+                "message": f"Parse error: JSON nested deeper than {MAX_JSON_DEPTH} levels",
+            }
+            answer = compact_json({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+            await _respond(send, 200, answer, b"application/json")
+            return
+        except ValueError:  # not JSON at all: the SDK answers that itself
+            pass
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await app(scope, replay, send)
+
+    return guarded
 
 
 class ObservedStore(TaskStore):

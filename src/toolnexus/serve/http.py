@@ -293,13 +293,15 @@ async def _read_body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-async def _respond(send: Send, status: int, text: bytes) -> None:
+async def _respond(
+    send: Send, status: int, text: bytes, content_type: bytes = b"text/plain; charset=utf-8"
+) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(text)).encode()),
             ],
         }
