@@ -7,6 +7,7 @@ settle them in call order (suspensions included), append their results → next 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from contextlib import aclosing
@@ -191,7 +192,7 @@ class Engine:
                 async for event in events:
                     yield event
             if state.halted is not None:
-                yield await self._done(run, state, "pending", state.halted.prompt)
+                yield await self._done(run, state, scope, "pending", state.halted.prompt)
                 return
 
         for turn in range(self.max_turns):
@@ -230,17 +231,17 @@ class Engine:
             if not reply.tool_uses:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
-                yield await self._done(run, state, "done", reply.text)
+                yield await self._done(run, state, scope, "done", reply.text)
                 return
             async with aclosing(self._tool_turn(runner, reply.tool_uses, turn, state)) as events:
                 async for event in events:
                     yield event
             state.messages.extend(self.dialect.tool_results(state.turn_results))
             if state.halted is not None:
-                yield await self._done(run, state, "pending", state.halted.prompt)
+                yield await self._done(run, state, scope, "pending", state.halted.prompt)
                 return
         text = self.dialect.incomplete_text(state.last_message)
-        yield await self._done(run, state, "incomplete", text, limit="maxTurns")
+        yield await self._done(run, state, scope, "incomplete", text, limit="maxTurns")
 
     async def _before_llm(
         self, state: _RunState, tools: list[JSONObject], turn: int
@@ -426,6 +427,7 @@ class Engine:
         self,
         run: RunInput,
         state: _RunState,
+        scope: RunScope,
         status: RunStatus,
         text: str,
         *,
@@ -445,6 +447,12 @@ class Engine:
             stop_reason=state.stop_reason,
         )
         if run.conversation_id is not None:
+            # Saving is all or nothing for the caller: a deadline or cancel that fired already
+            # lands here, before the save; from then on neither can stop the run, so it never
+            # raises RunTimeout/RunCancelled for a transcript that was stored (a store that
+            # writes in a thread would finish its write anyway). It finishes as saved.
+            await asyncio.sleep(0)
+            scope.close()
             await self.store.save(run.conversation_id, snapshot(state.messages))
             if result.pending is not None:  # so another process can list and answer it
                 await save_pending(self.store, run.conversation_id, snapshot(result.pending))
