@@ -392,3 +392,32 @@ def test_keyword_only_parameters_are_inferred_and_required_without_default() -> 
         "a": {"type": "string"},
         "b": {"type": "boolean", "default": False},
     }
+
+
+_SHADOWING_FACTORY = """
+from toolnexus import tool
+
+def make_tool():
+    list = ["a local that happens to be named like a builtin"]
+    from decimal import Decimal
+
+    @tool
+    def f(items: list[str], amount: Decimal) -> str:
+        return ",".join(items)
+
+    return f
+"""
+
+
+def test_a_local_variable_named_like_a_builtin_does_not_change_an_annotation() -> None:
+    namespace: dict[str, Any] = {}
+    flags = __future__.annotations.compiler_flag
+    exec(
+        compile(_SHADOWING_FACTORY, "<shadowing>", "exec", flags=flags, dont_inherit=True),
+        namespace,
+    )
+    made = namespace["make_tool"]()
+    assert made.input_schema["properties"]["items"] == {
+        "type": "array",
+        "items": {"type": "string"},
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import inspect
@@ -43,7 +44,11 @@ def define_tool(
     tool_name = name or str(getattr(fn, "__name__", ""))
     wants_ctx = "ctx" in inspect.signature(fn).parameters
     is_async = inspect.iscoroutinefunction(fn)
-    signature = Signature(fn, localns=_defining_scope()) if input_schema is None else None
+    signature = (
+        Signature(fn, localns=_only_new_names(_defining_scope(), fn))
+        if input_schema is None
+        else None
+    )
 
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         if signature is not None:
@@ -116,6 +121,14 @@ def _defining_scope() -> dict[str, Any]:
     return dict(frame.f_locals)
 
 
+def _only_new_names(localns: dict[str, Any], fn: Callable[..., Any]) -> dict[str, Any]:
+    """The names of ``localns`` the function's module and the builtins do not define, so a
+    local variable never changes what an annotation resolvable without it means (a local
+    ``list = [...]`` leaves ``list[str]`` alone)."""
+    known = getattr(fn, "__globals__", {})
+    return {k: v for k, v in localns.items() if k not in known and not hasattr(builtins, k)}
+
+
 def to_tool_result(value: object) -> ToolResult:
     """Map a native return value: ``ToolResult`` as is, ``str`` as output, ``None`` as ``""``,
     a dataclass or pydantic model as its JSON, anything else as compact JSON."""
@@ -137,4 +150,4 @@ def to_tool_result(value: object) -> ToolResult:
 
 def infer_schema(fn: Callable[..., Any]) -> JSONObject:
     """The JSON Schema ``define_tool`` infers for ``fn``'s parameters."""
-    return Signature(fn, localns=_defining_scope()).schema
+    return Signature(fn, localns=_only_new_names(_defining_scope(), fn)).schema
