@@ -1,4 +1,7 @@
-"""The ``toolnexus`` argument parser (argparse): ``run``, ``tools`` and ``serve``."""
+"""The ``toolnexus`` argument parser (argparse): ``run``, ``tools`` and ``serve``.
+
+No parser takes abbreviations: ``--token`` is never read as ``--tokens`` (or any other flag).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="toolnexus",
+        allow_abbrev=False,
         description="Run an agent over MCP servers, skills and built-in tools, or serve them.",
     )
     parser.add_argument("--version", action="version", version=f"toolnexus {__version__}")
@@ -24,17 +28,23 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(commands, shared)
     tools = commands.add_parser(
         "tools",
+        allow_abbrev=False,
         parents=[shared],
         help="list the tools the model would see (no model needed)",
         description="List the tools the model would see, with each MCP server's status.",
     )
     tools.add_argument("--json", action="store_true", help="print a JSON list instead")
+    tools.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a configured MCP server failed (default: say so on stderr, exit 0)",
+    )
     _serve_parser(commands, shared)
     return parser
 
 
 def _shared_flags() -> argparse.ArgumentParser:
-    shared = argparse.ArgumentParser(add_help=False)
+    shared = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     group = shared.add_argument_group("tool sources")
     group.add_argument("--config", metavar="PATH", help="MCP config file (mcp.json)")
     group.add_argument(
@@ -59,6 +69,7 @@ def _run_parser(
 ) -> None:
     run = commands.add_parser(
         "run",
+        allow_abbrev=False,
         parents=[shared],
         help="chat with a model that can use the tools (REPL, or --once PROMPT)",
         description=(
@@ -90,6 +101,25 @@ def _run_parser(
         metavar="PATH",
         help=f"SQLite store for --id (env TOOLNEXUS_DB, default {DEFAULT_DB})",
     )
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="let the built-ins that change things (bash, write, edit, apply_patch) run "
+        "without asking (env TOOLNEXUS_YES=1); without a terminal they are refused otherwise",
+    )
+    reply = run.add_mutually_exclusive_group()
+    reply.add_argument(
+        "--answer",
+        metavar="TEXT",
+        help="answer the request the conversation --id waits for, and continue its run",
+    )
+    reply.add_argument(
+        "--decline",
+        metavar="REASON",
+        nargs="?",
+        const="",
+        help="decline the request the conversation --id waits for (the model sees REASON)",
+    )
 
 
 def _serve_parser(
@@ -97,6 +127,7 @@ def _serve_parser(
 ) -> None:
     serve = commands.add_parser(
         "serve",
+        allow_abbrev=False,
         parents=[shared],
         help="serve the tools to other programs (--mcp) or serve an agent (--a2a)",
         description=(
@@ -117,6 +148,30 @@ def _serve_parser(
     )
     serve.add_argument(
         "--tool", action="append", metavar="NAME", help="expose only this tool (repeatable)"
+    )
+    safety = serve.add_argument_group("who may connect, and what is served")
+    safety.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN",
+        help="require Authorization: Bearer TOKEN on every route but the agent card "
+        "(repeatable; env TOOLNEXUS_SERVE_TOKEN)",
+    )
+    safety.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve without a token on an address that is not loopback (warns)",
+    )
+    safety.add_argument(
+        "--builtins",
+        action="store_true",
+        help="also serve the built-in tools (bash, read, write, ...); off by default",
+    )
+    safety.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="also answer requests whose Host is this name (repeatable; for a proxy or DNS name)",
     )
     agent = serve.add_argument_group("agent (--a2a, --ui)")
     agent.add_argument(

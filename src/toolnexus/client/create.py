@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._checks import finite
 from .._credentials import ApiKey, checked_headers, key_variables, request_headers
 from ..dialects import dialect_for, endpoint_urls
 from ..dialects.output import OUTPUT_MODES, OutputMode
@@ -300,17 +301,19 @@ def _check_options(
     _check(
         isinstance(retry_base_ms, int | float)
         and not isinstance(retry_base_ms, bool)
+        and finite(retry_base_ms)
         and retry_base_ms >= 0,
-        "retry_base_ms must be a number, 0 or more",
+        "retry_base_ms must be a finite number, 0 or more",
     )
     _check(
         timeout_ms is None
         or (
             isinstance(timeout_ms, int | float)
             and not isinstance(timeout_ms, bool)
+            and finite(timeout_ms)
             and timeout_ms > 0
         ),
-        "timeout_ms must be a positive number of milliseconds",
+        "timeout_ms must be a positive, finite number of milliseconds",
     )
     _check(
         isinstance(max_turns, int) and not isinstance(max_turns, bool),
@@ -333,8 +336,9 @@ def _retry_policy(
     _check(
         isinstance(max_retry_after_s, int | float)
         and not isinstance(max_retry_after_s, bool)
+        and (finite(max_retry_after_s) or max_retry_after_s == float("inf"))
         and max_retry_after_s >= 0,
-        "max_retry_after_s must be a number of seconds, 0 or more",
+        "max_retry_after_s must be a number of seconds, 0 or more (inf: any)",
     )
     _check(on_error is None or callable(on_error), "on_error must be a function")
     return RetryPolicy(retries, float(retry_base_ms), on_error, float(max_retry_after_s))  # type: ignore[arg-type]
