@@ -39,6 +39,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import importlib
 import inspect
 import json
 import os
@@ -378,3 +379,24 @@ def test_the_readme_links_to_pages_that_exist() -> None:
     assert "docs/images/chat.png" in local
     assert {"docs/index.md", "docs/tools.md", "docs/client.md", "docs/glossary.md"} <= set(local)
     assert [t for t in local if not (ROOT / t).exists()] == []
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "toolnexus.testing",
+        "toolnexus.agents",
+        "toolnexus.stores",
+        "toolnexus.serve",
+        "toolnexus.ui",
+        "toolnexus.durable",
+        "toolnexus.otel",
+        "toolnexus.prometheus",
+    ],
+)
+def test_the_api_reference_covers_every_public_submodule(module: str) -> None:
+    reference = "\n".join(p.read_text(encoding="utf-8") for p in (DOCS / "reference").glob("*.md"))
+    documented = set(re.findall(rf"^::: {re.escape(module)}(?:\.\w+)*\.(\w+)$", reference, re.M))
+    public = importlib.import_module(module).__all__
+    assert f"::: {module}\n" in reference
+    assert sorted(set(public) - documented) == []
