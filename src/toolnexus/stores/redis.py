@@ -25,7 +25,7 @@ from ..errors import ConfigError, ToolnexusError
 from ..suspension import Request
 from ..transport.per_loop import PerLoop
 from ..types import JSONObject
-from ._codec import storable_json
+from ._codec import decode, storable_json
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -120,7 +120,7 @@ class RedisConversationStore:
         if raw is None:
             return None
         try:
-            value = json.loads(raw)
+            value = decode(json.loads(raw))
         except ValueError as exc:
             raise ToolnexusError(
                 f"{self._where} key {self._shown(id)!r} is not JSON: {exc}"
@@ -224,7 +224,7 @@ class RedisConversationStore:
 
     def _decode_request(self, id: str, raw: str | bytes) -> Request:
         try:
-            return Request.from_dict(json.loads(raw))
+            return Request.from_dict(decode(json.loads(raw)))
         except (TypeError, ValueError) as exc:
             raise ToolnexusError(
                 f"Redis store at {self._where}: the pending request of conversation {id!r} is "

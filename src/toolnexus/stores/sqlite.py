@@ -32,7 +32,7 @@ from typing import TypeVar
 from ..errors import ConfigError, ToolnexusError
 from ..suspension import Request
 from ..types import JSONObject
-from ._codec import storable_id, storable_json
+from ._codec import decode, storable_id, storable_json
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
 
@@ -184,7 +184,7 @@ class SqliteConversationStore:
             raise ToolnexusError(f"{self!r} is closed")
         try:
             return await asyncio.to_thread(self._run, op)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:  # OSError: the folder cannot be made
             raise ToolnexusError(
                 f"SQLite store {self._path}: could not {what} conversation {id!r}: "
                 f"{type(exc).__name__}: {exc}"
@@ -255,7 +255,7 @@ class SqliteConversationStore:
     def _decode(self, id: str, text: str) -> list[JSONObject]:
         where = f"conversation {id!r} in {self._path}"
         try:
-            messages = json.loads(text)
+            messages = decode(json.loads(text))
         except (TypeError, ValueError) as exc:
             raise ToolnexusError(f"{where} is corrupt: not valid JSON ({exc})") from None
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
@@ -264,7 +264,7 @@ class SqliteConversationStore:
 
     def _decode_request(self, id: str, text: str) -> Request:
         try:
-            return Request.from_dict(json.loads(text))
+            return Request.from_dict(decode(json.loads(text)))
         except (TypeError, ValueError) as exc:
             raise ToolnexusError(
                 f"the pending request of conversation {id!r} in {self._path} is corrupt ({exc})"
