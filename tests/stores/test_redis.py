@@ -7,6 +7,7 @@ import json
 import shutil
 import socket
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -277,3 +278,30 @@ async def test_odd_text_is_stored_so_that_other_readers_see_json(prefix: str, ra
     assert isinstance(stored, str)  # the escaped form: a JSON string
     assert await store.get("half") == [{"role": "tool", "content": "\ud83d"}]
     await store.close()
+
+
+async def test_a_server_that_accepts_and_never_answers_fails_within_the_timeout() -> None:
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    loop = asyncio.get_running_loop()
+    silent.setblocking(False)
+    loop.add_reader(silent.fileno(), lambda: accepted.append(silent.accept()[0]))
+    port = silent.getsockname()[1]
+    store = RedisConversationStore(f"redis://:pw-789@127.0.0.1:{port}/0", timeout=0.3)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolnexusError) as caught:
+            async with asyncio.timeout(10):
+                await store.get("c1")
+        assert time.monotonic() - started < 3
+        message = str(caught.value)
+        assert f"127.0.0.1:{port}" in message
+        assert "Timeout" in message
+        assert "pw-789" not in message
+        assert accepted  # it did reach the silent server
+    finally:
+        await store.close()
+        loop.remove_reader(silent.fileno())
+        for conn in accepted:
+            conn.close()
+        silent.close()

@@ -285,5 +285,5 @@ async def test_a_failure_is_a_toolnexus_error_naming_the_file_and_the_id(tmp_pat
     assert str(tmp_path / "file" / "c.db") in str(caught.value)
     assert "'c1'" in str(caught.value)
     (tmp_path / "bad.db").write_bytes(b"not a database, but long enough to be read " * 100)
-    with pytest.raises(ToolnexusError, match="bad.db"):
+    with pytest.raises(ToolnexusError, match=r"bad\.db"):
         await SqliteConversationStore(tmp_path / "bad.db").get("c1")

@@ -12,9 +12,10 @@ A claim of a pending request is one ``DELETE … RETURNING``, so of concurrent c
 process exactly one gets it. A transcript holding text JSONB refuses (NUL, a lone surrogate) is
 kept as a JSONB string of its escaped JSON (see ``_codec``) and reads back exactly.
 
-Connections come from a psycopg 3 async pool per event loop, opened on first use there; every
-wait is bounded (``connect_timeout``, ``statement_timeout``, ``timeout``). Needs ``psycopg``
-with its pool (``pip install 'toolnexus[postgres]'``), imported when the store is made.
+Connections come from a small pool per event loop: opened on demand, kept while they work,
+with no background task (nothing is left running when a loop ends, as with ``run_sync``).
+Every wait is bounded (``connect_timeout``, ``statement_timeout``, ``timeout``). Needs
+``psycopg`` 3 (``pip install 'toolnexus[postgres]'``), imported when the store is made.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from ._codec import from_jsonb, storable_id, to_jsonb
 
 if TYPE_CHECKING:
     from psycopg import AsyncConnection
-    from psycopg_pool import AsyncConnectionPool
 
 __all__ = ["PostgresConversationStore"]
 
@@ -61,7 +61,8 @@ class PostgresConversationStore:
     ``ToolnexusError`` naming the server and the reason (connection refused, authentication
     failed, no answer within …), never a password. A pooled connection found dead (the server
     restarted, or ended it) is dropped with the other idle ones and the call retried once.
-    ``min_size``/``max_size`` size each event loop's pool.
+    ``max_size`` bounds the connections of each event loop (``min_size`` is accepted for
+    compatibility: connections open on demand).
     """
 
     def __init__(
@@ -79,11 +80,9 @@ class PostgresConversationStore:
         try:
             import psycopg
             from psycopg import sql
-            from psycopg_pool import AsyncConnectionPool, PoolTimeout
         except ImportError:  # pragma: no cover - depends on the environment
             raise ConfigError(
-                "PostgresConversationStore needs psycopg with its pool: "
-                "pip install 'toolnexus[postgres]'"
+                "PostgresConversationStore needs psycopg: pip install 'toolnexus[postgres]'"
             ) from None
         if not isinstance(dsn, str) or not dsn:
             raise ConfigError("PostgresConversationStore needs a connection string")
@@ -126,23 +125,11 @@ class PostgresConversationStore:
             "connect_timeout": max(2, math.ceil(connect_timeout)),  # libpq: whole s, ≥ 2
             "options": options.strip(),
         }
-        self._max_size = max_size
         self._psycopg = psycopg
-        self._pool_timeout: type[BaseException] = PoolTimeout
-        kwargs = self._kwargs
-
-        def make_pool() -> AsyncConnectionPool:
-            return AsyncConnectionPool(
-                dsn,
-                kwargs=kwargs,
-                min_size=min_size,
-                max_size=max_size,
-                timeout=timeout,
-                open=False,
-                name="toolnexus-store",
-            )
-
-        self._pools: PerLoop[AsyncConnectionPool] = PerLoop(make_pool, _close_pool, _drop_pool)
+        if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1:
+            raise ConfigError(f"max_size must be a whole number ≥ 1, got {max_size!r}")
+        del min_size  # connections open on demand
+        self._pools: PerLoop[_Pool] = PerLoop(lambda: _Pool(max_size), _Pool.close, _Pool.drop)
         self._created = False
         self._creating: PerLoop[asyncio.Lock] = PerLoop(asyncio.Lock, _nothing, _forget)
         conversations, waiting = sql.Identifier(table), sql.Identifier(pending_table)
@@ -249,47 +236,22 @@ class PostgresConversationStore:
                 if not self._created:
                     await self._create_tables()
         pool = await self._pools.get()
-        if pool.closed:
-            await pool.open(wait=False)
         for attempt in (1, 2):
-            conn = await self._getconn(pool)
-            dead = False
+            await pool.acquire(self._timeout)
+            conn: AsyncConnection[Any] | None = None
             try:
+                conn = pool.idle.pop() if pool.idle else await self._connect()
                 return await self._bounded(conn, op)
             except self._psycopg.Error as exc:
-                dead = conn.closed or conn.broken
-                if not dead or attempt == 2:
+                assert conn is not None  # _connect raises _Failure, not a driver error
+                if not (conn.closed or conn.broken) or attempt == 2:
                     raise _Failure(_reason(exc, self._connect_timeout)) from None
+                # The server ended this connection (a restart, pg_terminate_backend): the idle
+                # ones are most likely dead too. Drop them and try once more, on a new one.
+                await pool.discard_idle()
             finally:
-                await pool.putconn(conn)  # a broken connection is dropped and replaced
-            # The server ended this connection (a restart, pg_terminate_backend): the idle
-            # ones are most likely dead too. Drop those, then try once more.
-            try:
-                async with asyncio.timeout(self._connect_timeout):
-                    await pool.check()
-            except (TimeoutError, self._psycopg.Error):
-                pass
+                await pool.release(conn)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    async def _getconn(self, pool: AsyncConnectionPool) -> AsyncConnection[Any]:
-        """A pooled connection; when none comes soon, a direct attempt says why."""
-        first = min(self._timeout, self._connect_timeout)
-        try:
-            return await pool.getconn(timeout=first)
-        except self._pool_timeout:
-            pass
-        # Either every connection is busy or the server cannot be reached: ask it directly.
-        probe = await self._connect()
-        await probe.close()
-        rest = self._timeout - first
-        if rest > 0:
-            try:
-                return await pool.getconn(timeout=rest)
-            except self._pool_timeout:
-                pass
-        raise _Failure(
-            f"no free connection within {self._timeout:g} s (timeout; all {self._max_size} in use)"
-        )
 
     async def _connect(self) -> AsyncConnection[Any]:
         """A connection of its own, made within ``connect_timeout``; ``_Failure`` says why not."""
@@ -411,10 +373,6 @@ def _shut_down(conn: AsyncConnection[Any]) -> None:
         sock.close()
 
 
-async def _close_pool(pool: AsyncConnectionPool) -> None:
-    await pool.close()
-
-
 async def _nothing(lock: asyncio.Lock) -> None:
     """A lock needs no closing."""
 
@@ -423,6 +381,58 @@ def _forget(lock: asyncio.Lock) -> None:
     """A lock needs no closing."""
 
 
-def _drop_pool(pool: AsyncConnectionPool) -> None:
-    """A pool of an event loop that closed without shutting it down: nothing can be awaited
-    there any more; its connections close as they are collected."""
+class _Pool:
+    """One event loop's connections: at most ``max_size`` in use, the idle ones kept.
+
+    No background task: a connection is made when a call needs one and none is idle, and one
+    that fails or is found dead is closed instead of kept.
+    """
+
+    def __init__(self, max_size: int) -> None:
+        self.idle: list[AsyncConnection[Any]] = []
+        self._slots = asyncio.Semaphore(max_size)
+        self._max_size = max_size
+        self._closed = False
+
+    async def acquire(self, within: float) -> None:
+        """Wait (up to ``within`` s) until fewer than ``max_size`` connections are in use."""
+        try:
+            async with asyncio.timeout(within):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise _Failure(
+                f"no free connection within {within:g} s (timeout; all {self._max_size} in use)"
+            ) from None
+
+    async def release(self, conn: AsyncConnection[Any] | None) -> None:
+        """Give back the slot, and keep ``conn`` if it is fit for the next call."""
+        from psycopg.pq import TransactionStatus
+
+        self._slots.release()
+        if conn is None:
+            return
+        if (
+            not self._closed
+            and not conn.closed
+            and not conn.broken
+            and conn.pgconn.transaction_status == TransactionStatus.IDLE
+        ):
+            self.idle.append(conn)
+        else:
+            await conn.close()
+
+    async def discard_idle(self) -> None:
+        idle, self.idle = self.idle, []
+        for conn in idle:
+            await conn.close()
+
+    async def close(self) -> None:
+        self._closed = True
+        await self.discard_idle()
+
+    def drop(self) -> None:
+        """Its event loop closed without shutting it down: close the sockets directly."""
+        self._closed = True
+        idle, self.idle = self.idle, []
+        for conn in idle:
+            conn.pgconn.finish()

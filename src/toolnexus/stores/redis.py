@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
@@ -53,6 +54,7 @@ class RedisConversationStore:
     ``redis.asyncio.Redis`` you own (used as is, on the event loop it is first used on, never
     closed here; with or without ``decode_responses``). Any string is a valid id. Pending
     requests live under ``pending_prefix + id`` (default ``"toolnexus:pending:" + prefix``).
+    ``timeout`` (seconds) bounds connecting and each reply of a client the store opens.
     Failures raise ``ToolnexusError`` naming the server (never its password); a connection
     found dead (the server restarted, or dropped it) is replaced and the call retried once.
     """
@@ -64,6 +66,7 @@ class RedisConversationStore:
         prefix: str = "toolnexus:conv:",
         ttl_seconds: int | None = None,
         pending_prefix: str | None = None,
+        timeout: float = 10.0,
     ) -> None:
         try:
             import redis.asyncio as aioredis
@@ -82,6 +85,10 @@ class RedisConversationStore:
             isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int) or ttl_seconds < 1
         ):
             raise ConfigError(f"ttl_seconds must be a whole number ≥ 1, got {ttl_seconds!r}")
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ConfigError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+        if not math.isfinite(timeout):
+            raise ConfigError(f"timeout must be finite, got {timeout!r}")
         self.prefix = prefix
         self.pending_prefix = (
             pending_prefix if pending_prefix is not None else "toolnexus:pending:" + prefix
@@ -96,9 +103,14 @@ class RedisConversationStore:
                 parse_url(url)  # a bad URL (a port out of range…) is refused now, not on use
             except (ValueError, TypeError) as exc:
                 raise ConfigError(f"RedisConversationStore: bad URL {self._where}: {exc}") from None
-            self._clients = PerLoop(
-                lambda: aioredis.Redis.from_url(url), _close_client, _forget_client
-            )
+            bound = float(timeout)  # a ?socket_timeout=… in the URL wins
+
+            def make_client() -> Redis:
+                return aioredis.Redis.from_url(
+                    url, socket_timeout=bound, socket_connect_timeout=bound
+                )
+
+            self._clients = PerLoop(make_client, _close_client, _forget_client)
         elif isinstance(url_or_client, aioredis.Redis):
             self._injected = url_or_client
             kwargs = url_or_client.connection_pool.connection_kwargs
