@@ -30,7 +30,7 @@ async def main():
     handle = await tn.Toolkit([echo]).serve("127.0.0.1:0", mcp={})
     print(handle.url, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    await handle.stop()
+    await handle.aclose()
 
 asyncio.run(main())
 """

@@ -34,8 +34,8 @@ async def make_store(
 
     yield make
     for store in made:
-        if hasattr(store, "close"):
-            await store.close()
+        if hasattr(store, "aclose"):
+            await store.aclose()
 
 
 async def test_a_saved_request_reads_back_equal_and_none_clears_it(make_store: Any) -> None:
@@ -93,7 +93,7 @@ def _claim_in_process(path: str, barrier: Any, results: Any) -> None:
             barrier.wait(30)
             return await store.claim_pending("c", REQUEST.id)
         finally:
-            await store.close()
+            await store.aclose()
 
     results.put(None if (got := asyncio.run(claim())) is None else got.to_dict())
 
@@ -104,7 +104,7 @@ def test_of_four_processes_claiming_at_once_exactly_one_gets_the_request(tmp_pat
     async def prepare() -> None:
         store = SqliteConversationStore(path)
         await store.save_pending("c", REQUEST)
-        await store.close()
+        await store.aclose()
 
     asyncio.run(prepare())
     ctx = multiprocessing.get_context("spawn")
@@ -137,4 +137,4 @@ async def test_a_database_from_before_pending_requests_gains_the_table(tmp_path:
         await store.save_pending("old", REQUEST)
         assert await store.get_pending("old") == REQUEST
     finally:
-        await store.close()
+        await store.aclose()

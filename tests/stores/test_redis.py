@@ -51,7 +51,7 @@ async def test_a_transcript_is_one_json_string_under_prefix_and_id(prefix: str, 
     assert await raw.type(prefix + "c1") == b"string"
     assert json.loads(await raw.get(prefix + "c1")) == TRANSCRIPT
     assert await raw.ttl(prefix + "c1") == -1  # no expiry without ttl_seconds
-    await store.close()
+    await store.aclose()
 
 
 async def test_ttl_seconds_sets_an_expiry_that_every_save_renews(prefix: str, raw: Any) -> None:
@@ -64,7 +64,7 @@ async def test_ttl_seconds_sets_an_expiry_that_every_save_renews(prefix: str, ra
     while await raw.exists(prefix + "c1"):  # bounded by the 1 ms expiry
         pass
     assert await store.get("c1") is None
-    await store.close()
+    await store.aclose()
 
 
 @pytest.mark.parametrize("decode", [False, True])
@@ -75,7 +75,7 @@ async def test_a_given_client_is_used_as_is_and_left_open(
     store = RedisConversationStore(client, prefix=prefix)
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
-    await store.close()
+    await store.aclose()
     assert await client.ping()  # still usable: the store did not close it
     await client.aclose()
 
@@ -94,7 +94,7 @@ async def test_eight_processes_saving_two_hundred_ids_each_lose_nothing(
     shared = await store.get("shared")
     assert shared is not None
     assert shared[0]["content"].startswith("worker ")
-    await store.close()
+    await store.aclose()
 
 
 def test_bad_options_are_config_errors() -> None:
@@ -189,4 +189,4 @@ async def test_a_restarted_server_gives_a_clear_error_then_the_next_save_works(
     own_redis.start()  # a fresh server: it kept nothing on disk
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
-    await store.close()
+    await store.aclose()

@@ -66,7 +66,7 @@ async def run_command(args: argparse.Namespace) -> int:
                 return await _repl(client, toolkit, args.id, console, reader)
     finally:
         if store is not None:
-            await store.close()
+            await store.aclose()
 
 
 def endpoint(args: argparse.Namespace, console: Console) -> tuple[str, str, str] | None:

@@ -34,7 +34,16 @@ from ..events import (
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit
-from ..types import ConversationStore, JSONObject, RunResult, RunStatus, ToolCall, ToolResult, Usage
+from ..types import (
+    ConversationStore,
+    JSONObject,
+    RunResult,
+    RunStatus,
+    ToolCall,
+    ToolResult,
+    Usage,
+    WaitFor,
+)
 from .hooks import Hooks, call_hook
 from .intercepted import intercepted_call, observed
 from .interceptors import Interceptor, RunInfo
@@ -46,9 +55,7 @@ from .serial import KeyedLock
 from .tool_calls import Finished, Outcome, ToolRunner
 from .waiting import check_not_waiting, save_pending
 
-__all__ = ["Engine", "RunInput"]
-
-WaitFor = Callable[[Request], Any]
+__all__ = ["Engine", "RunInput", "WaitFor"]
 
 
 @dataclass(slots=True)

@@ -3,7 +3,7 @@
 Each protocol contributes a ``Route`` (a path, an ASGI app, and the async context that must be
 open while the app serves), so MCP at ``/mcp`` and other protocols can share one listener; any
 other path answers 404. The server runs as a task on the caller's event loop; it installs no
-signal handlers (stopping is the host's decision, through ``ServeHandle.stop``).
+signal handlers (stopping is the host's decision, through ``ServeHandle.aclose``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..types import ServeHandle
 
 __all__ = ["LOOPBACK_HOSTS", "Route", "ServeHandle", "loopback_only", "parse_addr", "start_http"]
 
@@ -44,18 +45,6 @@ class Route:
     path: str
     app: ASGIApp
     lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
-
-
-@dataclass(eq=False)
-class ServeHandle:
-    """A running server: ``url`` is ``http://HOST:PORT`` (no trailing slash)."""
-
-    url: str
-    _stop: Callable[[], Awaitable[None]] = field(repr=False)
-
-    async def stop(self) -> None:
-        """Close the listener and end the server's tasks. Idempotent; the toolkit stays open."""
-        await self._stop()
 
 
 def parse_addr(addr: str) -> tuple[str, int]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._callbacks import call_quietly
 from ..cancel import CancelToken
-from ..types import JSONObject, Tool, ToolContext, ToolResult
+from ..types import JSONObject, OnCall, Tool, ToolContext, ToolResult
 from .http import Route
 from .profile import McpProfile
 
@@ -28,8 +28,6 @@ __all__ = ["OnCall", "build_mcp_server", "execute", "mcp_route", "run_stdio"]
 
 logger = logging.getLogger("toolnexus")
 
-OnCall = Callable[[JSONObject], Any]
-"""Called with ``{"name", "source", "ms", "is_error"}`` after each executed call."""
 ToolsOf = Callable[[], list[Tool]]
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from .._deprecated import renamed
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
 from ..types import JSONObject
@@ -107,11 +108,16 @@ class PostgresConversationStore:
         """Forget ``id`` (harmless when it is not there)."""
         await self._run("delete", self._delete, (_id(id),))
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close the pool (the store opened it)."""
         pool, self._pool = self._pool, None
         if pool is not None:
             await pool.close()
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("PostgresConversationStore.close()", "PostgresConversationStore.aclose()")
+        await self.aclose()
 
     async def _ready(self) -> AsyncConnectionPool:
         """The open pool, the table made sure of (once; a failed attempt is retried later)."""

@@ -13,6 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .._deprecated import renamed
 from .._json import compact_json
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
@@ -97,10 +98,15 @@ class RedisConversationStore:
         """Forget ``id`` (harmless when it is not there)."""
         await self._call("delete", self._client.delete, self._key(id))
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close the client if the store opened it."""
         if self._owned:
             await self._client.aclose()
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("RedisConversationStore.close()", "RedisConversationStore.aclose()")
+        await self.aclose()
 
     def _key(self, id: str) -> str:
         if not isinstance(id, str):

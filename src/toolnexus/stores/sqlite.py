@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from .._deprecated import renamed
 from .._json import compact_json
 from ..errors import ConfigError, ToolnexusError
 from ..suspension import Request
@@ -165,13 +166,18 @@ class SqliteConversationStore:
 
         return await self._call("claim the pending request of", id, claim)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Stop accepting calls and close the pooled connections. Harmless to repeat."""
         self._closed = True
         with self._pool_lock:
             pool, self._pool = self._pool, []
         if pool:
             await asyncio.to_thread(_close_all, pool)
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("SqliteConversationStore.close()", "SqliteConversationStore.aclose()")
+        await self.aclose()
 
     async def _call(self, what: str, id: str, op: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
