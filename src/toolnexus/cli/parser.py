@@ -114,9 +114,14 @@ def _serve_parser(
     serve.add_argument(
         "--tool", action="append", metavar="NAME", help="expose only this tool (repeatable)"
     )
-    agent = serve.add_argument_group("A2A agent (--a2a)")
+    agent = serve.add_argument_group("agent (--a2a, --ui)")
     agent.add_argument(
         "--a2a", action="store_true", help="serve an agent over A2A (card and JSON-RPC at /)"
+    )
+    agent.add_argument(
+        "--ui",
+        action="store_true",
+        help="serve a chat page at / (and AG-UI at /agui, the AI SDK stream at /api/chat)",
     )
     agent.add_argument("--base-url", help="API root of the model (env TOOLNEXUS_BASE_URL)")
     agent.add_argument("--model", help="model name (env TOOLNEXUS_MODEL)")

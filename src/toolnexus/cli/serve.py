@@ -1,5 +1,6 @@
 """``toolnexus serve``: the toolkit as an MCP server (HTTP, or stdio with ``--stdio``) and/or
-an agent served over A2A (``--a2a``: a model runs each task with the tools)."""
+an agent served over A2A (``--a2a``: a model runs each task with the tools) and/or as a chat
+page (``--ui``: the same agent in a browser, with AG-UI and the AI SDK stream beside it)."""
 
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ __all__ = ["serve_command"]
 
 async def serve_command(args: argparse.Namespace) -> int:
     """Serve until SIGINT/SIGTERM (HTTP) or until stdin closes (``--stdio``)."""
-    if not args.mcp and not args.a2a:
-        print("toolnexus serve: say which protocol to serve (--mcp, --a2a)", file=sys.stderr)
+    if not args.mcp and not args.a2a and not args.ui:
+        print("toolnexus serve: say what to serve (--mcp, --a2a, --ui)", file=sys.stderr)
         return 2
-    if args.stdio and args.a2a:
-        print("toolnexus serve: --stdio speaks MCP only; serve --a2a over HTTP", file=sys.stderr)
+    if args.stdio and (args.a2a or args.ui):
+        print(
+            "toolnexus serve: --stdio speaks MCP only; serve --a2a/--ui over HTTP", file=sys.stderr
+        )
         return 2
     profile: dict[str, Any] = {}
     if args.name:
@@ -35,7 +38,7 @@ async def serve_command(args: argparse.Namespace) -> int:
         profile["tools"] = list(args.tool)
     async with contextlib.AsyncExitStack() as stack:
         client = None
-        if args.a2a:
+        if args.a2a or args.ui:
             client = _agent_client(args)
             if client is None:
                 return 2
@@ -66,6 +69,7 @@ async def serve_command(args: argparse.Namespace) -> int:
                     mcp=profile if args.mcp else None,
                     client=client,
                     a2a=_agent_profile(args) if args.a2a else None,
+                    ui=_ui_profile(args) if args.ui else None,
                 )
             except (ConfigError, OSError) as exc:
                 print(f"toolnexus: cannot serve on {args.addr}: {exc}", file=sys.stderr)
@@ -75,6 +79,8 @@ async def serve_command(args: argparse.Namespace) -> int:
             if args.a2a:
                 card = f"{handle.url}/.well-known/agent-card.json"
                 print(f"serving A2A at {handle.url}/ (card {card})", file=sys.stderr, flush=True)
+            if args.ui:
+                print(f"serving the chat page at {handle.url}/", file=sys.stderr, flush=True)
             try:
                 await stop.wait()
             finally:
@@ -83,7 +89,8 @@ async def serve_command(args: argparse.Namespace) -> int:
 
 
 def _agent_client(args: argparse.Namespace) -> Client | None:
-    """The client that runs each A2A task, from the model flags (``None``: usage error)."""
+    """The client that runs each A2A task or chat turn, from the model flags (``None``: usage
+    error)."""
     found = endpoint(args, create_console(sys.stdout, sys.stderr))
     if found is None:
         return None
@@ -107,6 +114,10 @@ def _agent_client(args: argparse.Namespace) -> Client | None:
     except ConfigError as exc:
         print(f"toolnexus: {exc}", file=sys.stderr)
         return None
+
+
+def _ui_profile(args: argparse.Namespace) -> dict[str, Any]:
+    return {"title": args.name} if args.name else {}
 
 
 def _agent_profile(args: argparse.Namespace) -> dict[str, Any]:

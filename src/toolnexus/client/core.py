@@ -390,6 +390,51 @@ class Client:
         check_answer(request, answer)
         return await self._resume_stored(request, answer, toolkit, id, cancel, on_event, output)
 
+    def stream_resume(
+        self,
+        id: str,
+        answer: Answer,
+        toolkit: Toolkit | None = None,
+        *,
+        cancel: CancelToken | None = None,
+    ) -> AsyncGenerator[Event, None]:
+        """``resume`` over the streaming wire format, as events (``stream``'s counterpart).
+
+        The same checks and claim as ``resume`` (a mismatched id, or nothing pending, is a
+        ``ConfigError`` raised on the first iteration). Leaving early, or a failure, saves
+        nothing and the conversation waits for the request again.
+        """
+        check_run(id=id, answer=answer, toolkit=toolkit, cancel=cancel)
+        return self._stream_resumed(id, answer, toolkit, cancel)
+
+    async def _stream_resumed(
+        self, id: str, answer: Answer, toolkit: Toolkit | None, cancel: CancelToken | None
+    ) -> AsyncGenerator[Event, None]:
+        request = await load_pending(require_pending_store(self._store), id)
+        if request is None:
+            raise ConfigError(
+                f"conversation {id!r} is not waiting for an answer: nothing to resume"
+            )
+        check_answer(request, answer)
+        claimed = keeps_pending(self._store)
+        if claimed:
+            await claim_pending(self._store, id, request.id)
+        finished = False
+        try:
+            history = await self._store.get(id)
+            if history is None:
+                raise ConfigError(f"no conversation {id!r} in the store to resume")
+            run = RunInput(
+                None, toolkit, history, id, cancel, stream=True, resume=(request, answer)
+            )
+            async with aclosing(self._engine.events(run)) as events:
+                async for event in events:
+                    finished = isinstance(event, DoneEvent)  # saved before it is yielded
+                    yield event
+        finally:
+            if claimed and not finished:  # nothing was saved: it still waits for this request
+                await save_pending(self._store, id, request)
+
     async def _resume_stored(
         self,
         request: Request,

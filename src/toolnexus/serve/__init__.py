@@ -1,5 +1,6 @@
-"""Serving a toolkit to other programs: MCP over streamable HTTP (``/mcp``) or stdio, and
-A2A (an agent card at ``/.well-known/agent-card.json``, JSON-RPC at ``/``).
+"""Serving a toolkit to other programs: MCP over streamable HTTP (``/mcp``) or stdio, A2A
+(an agent card at ``/.well-known/agent-card.json``, JSON-RPC at ``/``), and the chat UI
+(``ui``: AG-UI at ``/agui``, the AI SDK stream at ``/api/chat``, the page at ``/``).
 
 ``Toolkit.serve`` and ``Toolkit.serve_stdio`` are the entry points; this package holds the
 listener (``http``), the profile rules (``profile``, ``a2a_profile``), the A2A task stores
@@ -49,10 +50,15 @@ async def serve_toolkit(
     client: object | None = None,
     a2a: Mapping[str, Any] | A2aProfile | None = None,
     on_task: object | None = None,
+    ui: Mapping[str, Any] | None = None,
 ) -> ServeHandle:
     """Listen on ``addr`` and serve ``toolkit`` on each configured protocol (``Toolkit.serve``)."""
     host, _ = parse_addr(addr)
     routes: list[Route] = []
+    if ui is not None:
+        from .ui import ui_profile, ui_routes
+
+        routes.extend(ui_routes(toolkit, client, ui_profile(ui), host))
     profile = _profile(toolkit, mcp)
     if profile is not None:
         from .mcp_server import build_mcp_server, mcp_route

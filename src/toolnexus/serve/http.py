@@ -1,9 +1,13 @@
-"""The HTTP listener behind ``Toolkit.serve``: exact-path routes on one uvicorn server.
+"""The HTTP listener behind ``Toolkit.serve``: routes on one uvicorn server.
 
 Each protocol contributes a ``Route`` (a path, an ASGI app, and the async context that must be
 open while the app serves), so MCP at ``/mcp`` and other protocols can share one listener; any
-other path answers 404. The server runs as a task on the caller's event loop; it installs no
-signal handlers (stopping is the host's decision, through ``ServeHandle.aclose``).
+other path answers 404 (a known path asked with a method no route takes, 405). A route matches
+its exact path, or every path under it when it is a ``prefix``; two routes may share a path
+when they take different ``methods`` (the chat page's ``GET /`` beside A2A's ``POST /``).
+
+The server runs as a task on the caller's event loop; it installs no signal
+handlers (stopping is the host's decision, through ``ServeHandle.aclose``).
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +49,12 @@ class Route:
     path: str
     app: ASGIApp
     lifespan: Callable[[], AbstractAsyncContextManager[Any]] | None = None
+    public: bool = False
+    """Served without a token when the server requires one (the chat page and its files)."""
+    prefix: bool = False
+    """``path`` ends with ``/`` and every path under it goes to ``app`` (``/static/...``)."""
+    methods: frozenset[str] | None = None
+    """The request methods this route takes (``None``: every method)."""
 
 
 def parse_addr(addr: str) -> tuple[str, int]:
@@ -77,7 +87,7 @@ async def start_http(
         except BaseException:
             sock.close()
             raise
-    server = _make_server(_Router({r.path: r.app for r in routes}))
+    server = _make_server(_Router(routes))
     ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     task = asyncio.create_task(_serve(server, sock, routes, ready), name=f"toolnexus serve {addr}")
     try:
@@ -167,19 +177,26 @@ def _make_server(app: ASGIApp) -> Any:
 
 
 class _Router:
-    """Exact-path dispatch; everything else is 404."""
+    """Dispatch by path (exact routes before prefixes) and method; else 404 (or 405)."""
 
-    def __init__(self, routes: Mapping[str, ASGIApp]) -> None:
-        self._routes = {path: _CancelOnDisconnect(app) for path, app in routes.items()}
+    def __init__(self, routes: Sequence[Route]) -> None:
+        ordered = sorted(routes, key=lambda r: r.prefix)  # exact paths first, stable otherwise
+        self._routes = [(r, _CancelOnDisconnect(r.app)) for r in ordered]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        app = self._routes.get(scope.get("path", ""))
-        if app is None:
-            await _respond(send, 404, b"not found")
-            return
-        await app(scope, receive, send)
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        known = False
+        for route, app in self._routes:
+            if path.startswith(route.path) if route.prefix else path == route.path:
+                known = True
+                if route.methods is None or method in route.methods:
+                    await app(scope, receive, send)
+                    return
+        await _respond(
+            send, 405 if known else 404, b"method not allowed" if known else b"not found"
+        )
 
 
 class _CancelOnDisconnect:

@@ -188,6 +188,7 @@ class Toolkit:
         client: object | None = None,
         a2a: Mapping[str, Any] | None = None,
         on_task: Callable[..., Any] | None = None,
+        ui: Mapping[str, Any] | None = None,
     ) -> ServeHandle:
         """Serve this toolkit over HTTP at ``addr`` (``"HOST:PORT"``, port 0 = any free port).
 
@@ -202,6 +203,11 @@ class Toolkit:
         run by ``client`` (required then). ``on_task({"id", "task", "result", "state"})``
         fires when a task completes, fails, is canceled or waits for input.
 
+        With ``ui={}`` (options: ``{"title"}``) the toolkit is a chat agent run by ``client``
+        (required then): AG-UI at ``POST /agui``, the AI SDK UI message stream at ``POST
+        /api/chat``, a stored thread at ``GET /api/threads/{id}`` and the chat page at ``GET /``
+        (its files under ``/static/``).
+
         Every other path answers 404. Returns once listening; ``await handle.aclose()`` closes
         the listener and leaves the toolkit open. ``on_call({"name", "source", "ms",
         "is_error"})`` fires after each executed MCP call.
@@ -209,7 +215,7 @@ class Toolkit:
         from ..serve import serve_toolkit
 
         return await serve_toolkit(
-            self, addr, mcp=mcp, on_call=on_call, client=client, a2a=a2a, on_task=on_task
+            self, addr, mcp=mcp, on_call=on_call, client=client, a2a=a2a, on_task=on_task, ui=ui
         )
 
     async def serve_stdio(
