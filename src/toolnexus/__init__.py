@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
+from .client.options import ClientOptions, InProcessOptions, Style
 from .dialects.output import OutputMode
 from .engine.hooks import Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
@@ -49,12 +50,14 @@ from .types import (
     JSONObject,
     ProgressFn,
     RunResult,
+    ServeHandle,
     Tool,
     ToolCall,
     ToolContext,
     ToolResult,
     ToolSource,
     Usage,
+    WaitFor,
     sanitize,
 )
 
@@ -96,6 +99,7 @@ __all__ = [
     "AuthenticationError",
     "CancelToken",
     "Client",
+    "ClientOptions",
     "ConfigError",
     "Conversation",
     "ConversationStore",
@@ -105,6 +109,7 @@ __all__ = [
     "FileTokenStore",
     "Hooks",
     "InMemoryConversationStore",
+    "InProcessOptions",
     "Interceptor",
     "JSONObject",
     "LLMError",
@@ -123,6 +128,7 @@ __all__ = [
     "RunInfo",
     "RunResult",
     "RunTimeout",
+    "ServeHandle",
     "ServerError",
     "SkillDef",
     "SkillInfo",
@@ -130,6 +136,7 @@ __all__ = [
     "SkillSkip",
     "SqliteConversationStore",
     "StreamError",
+    "Style",
     "TextEvent",
     "TokenStore",
     "Tool",
@@ -149,6 +156,7 @@ __all__ = [
     "TranslatedToolCall",
     "Usage",
     "UsageEvent",
+    "WaitFor",
     "__version__",
     "agent",
     "auth_required",
