@@ -9,6 +9,8 @@ own process (``bench/stub.py``), so its CPU is never counted as ours. Cases (med
 
 - ``scenario_mcp``, ``scenario_python``: two round trips around two concurrent tool calls,
   on the bundled MCP fixture server or on Python tools; p50/p95 wall and CPU per run;
+- ``styles``: the Python scenario in each wire style (``--styles``, default all four), the floor
+  speaking the same style;
 - ``streaming``: the Python scenario streamed, CPU per run, against a raw SSE read;
 - ``concurrency``: C = 1, 50, 200, 1000 runs in flight with a 0 ms and a 50 ms model;
 - ``growth``: CPU per turn with 10/100/1000 messages of history, and 10/100/1000 tools,
@@ -42,6 +44,7 @@ CASES = (
     "import",  # first, while nothing else has run on the machine
     "scenario_mcp",
     "scenario_python",
+    "styles",
     "streaming",
     "concurrency",
     "growth",
@@ -62,6 +65,9 @@ async def measure(args: argparse.Namespace, stub: Stub) -> dict[str, Any]:
             results[name] = await cases.fixed_scenario(stub, "mcp", runs, rounds)
         elif name == "scenario_python":
             results[name] = await cases.fixed_scenario(stub, "python", runs, rounds)
+        elif name == "styles":
+            which = args.styles.split(",") if args.styles else list(cases.STYLES)
+            results[name] = await cases.styles(stub, which, runs, rounds)
         elif name == "streaming":
             results[name] = await cases.streaming(stub, runs, rounds)
         elif name == "concurrency":
@@ -84,6 +90,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("results"))
     parser.add_argument("--rounds", type=int, default=None, help="default 5 (smoke: 1)")
     parser.add_argument("--runs", type=int, default=200, help="scenario runs per round")
+    parser.add_argument(
+        "--styles", default="", help="comma-separated wire styles of the styles case (default all)"
+    )
     parser.add_argument("--only", default="", help=f"comma-separated subset of {', '.join(CASES)}")
     args = parser.parse_args()
     if args.rounds is None:

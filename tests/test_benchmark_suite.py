@@ -26,6 +26,8 @@ def test_the_smoke_run_completes_every_case_with_the_right_answers(tmp_path: Pat
     results = json.loads((tmp_path / "results.json").read_text())
     for case in ("scenario_mcp", "scenario_python", "streaming", "concurrency"):
         assert results[case]["answers"] == [ANSWER], case
+    for style in ("openai", "anthropic", "responses", "gemini"):
+        assert results["styles"][style]["answers"] == [ANSWER], style
     assert results["mcp_startup"]["ours"] > 0
     assert results["mcp_startup"]["sdk"] > 0
     assert set(results["growth"]["history"]) == set(results["growth"]["tools"]) == {"10", "100"}

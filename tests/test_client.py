@@ -75,7 +75,7 @@ def port_of(stub: StubLLMServer) -> int:
 @pytest.mark.parametrize(
     ("options", "mentions"),
     [
-        ({"style": "gemini"}, "gemini"),
+        ({"style": "bedrock"}, "bedrock"),
         ({"style": ""}, "style"),
         ({"max_turns": 0}, "max_turns"),
         ({"max_turns": -3}, "max_turns"),

@@ -104,6 +104,31 @@ async def test_with_no_boundary_the_tail_is_empty_and_the_summary_is_a_user_mess
     assert out == [{"role": "user", "content": f"{SUMMARY_HEADER}\ns\n\n{FLUSH_REMINDER}"}]
 
 
+async def test_gemini_summary_goes_first_and_function_responses_are_no_boundary() -> None:
+    def content(role: str, *parts: dict[str, Any]) -> dict[str, Any]:
+        return {"role": role, "parts": list(parts)}
+
+    call = {"functionCall": {"name": "f", "args": {}}}
+    response = {"functionResponse": {"name": "f", "response": {"result": "x" * 40}}}
+    body = [
+        content("user", {"text": "1"}),
+        content("model", call),
+        content("user", response),
+        content("user", {"text": "next"}),
+        content("model", {"text": "ok"}),
+    ]
+    assert not is_boundary(body[2])
+    assert is_boundary(body[3])
+    hook = compactor(
+        max_tokens=10, keep_tail=20, summarize=lambda m: "sum", count_tokens=count_messages
+    )
+    out = (await run_hook(hook, body, "gemini"))["messages"]
+    assert out == [
+        content("user", {"text": f"{SUMMARY_HEADER}\nsum"}, {"text": "next"}),
+        content("model", {"text": "ok"}),
+    ]
+
+
 async def test_anthropic_summary_goes_first_in_the_first_tail_message() -> None:
     body = [user("1"), *anthropic_call("a"), user("next"), assistant("ok")]
     hook = compactor(

@@ -97,15 +97,15 @@ def test_create_toolkit_options_are_keyword_only() -> None:
 async def test_the_old_close_and_stop_names_warn_and_still_work(tmp_path: Path) -> None:
     tk = Toolkit([add])
     with pytest.warns(DeprecationWarning, match=r"Toolkit\.close\(\) is deprecated.*aclose"):
-        await tk.close()
+        await tk.aclose()
     handle = await Toolkit([add]).serve("127.0.0.1:0", mcp={})
     with pytest.warns(DeprecationWarning, match=r"ServeHandle\.stop\(\).*aclose"):
-        await handle.stop()
+        await handle.aclose()
     with pytest.raises(ConnectionRefusedError):  # the listener is closed
         await asyncio.open_connection(*handle.url.removeprefix("http://").split(":"))
     store = SqliteConversationStore(tmp_path / "c.db")
     with pytest.warns(DeprecationWarning, match=r"SqliteConversationStore\.close\(\)"):
-        await store.close()
+        await store.aclose()
     with pytest.raises(ToolnexusError, match="is closed"):
         await store.get("x")
 

@@ -57,6 +57,18 @@ def test_reserved_request_params_are_stripped_at_construction_with_a_warning(
     assert "top_p" not in warned
 
 
+@pytest.mark.parametrize(("style", "key"), [("responses", "input"), ("gemini", "contents")])
+async def test_the_transcript_key_of_the_newer_styles_is_reserved_too(
+    stub: StubLLMServer, make_client: MakeClient, style: str, key: str
+) -> None:
+    stub.enqueue(reply.text("ok"))
+    client = make_client(style, request_params={key: [], "seed": 3})
+    await client.run("hello")
+    body = stub.requests[0].json
+    assert body["seed"] == 3
+    assert "hello" in str(body[key])
+
+
 @pytest.mark.parametrize("mode", SHAPING_MODES)
 async def test_reserved_keys_never_reach_the_wire(
     stub: StubLLMServer, make_client: MakeClient, style: str, mode: str

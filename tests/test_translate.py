@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from toolnexus import CancelToken, LLMError, RunCancelled, Toolkit, tool
+from toolnexus import CancelToken, ConfigError, LLMError, RunCancelled, Toolkit, tool
 from toolnexus.dialects.translate import build_request, read_reply
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import Usage
@@ -273,6 +273,16 @@ async def test_translate_on_an_openai_client_answers_text(
     assert result.tool_calls == []
     assert stub.requests[0].json["tool_choice"] == "auto"
     assert result.model == "test-model"
+
+
+@pytest.mark.parametrize("style", ["responses", "gemini"])
+async def test_translate_stays_between_openai_and_anthropic(
+    stub: StubLLMServer, make_client: MakeClient, style: str
+) -> None:
+    client = make_client(style)
+    with pytest.raises(ConfigError, match="'openai' or 'anthropic'"):
+        await client.translate([{"role": "user", "content": "hi"}])
+    assert stub.requests == []
 
 
 async def test_a_pre_cancelled_translate_sends_nothing(

@@ -31,7 +31,16 @@ from .common import (
     raw_http,
     timed,
 )
-from .floor import AiohttpHTTP, RawMCP, fixture_command, mcp_tools, python_tools, scenario
+from .floor import (
+    AiohttpHTTP,
+    RawHTTP,
+    RawMCP,
+    fixture_command,
+    mcp_tools,
+    python_tools,
+    scenario,
+    styled_scenario,
+)
 
 
 async def fixed_scenario(stub: Stub, kind: str, runs: int, rounds: int) -> dict[str, Any]:
@@ -70,6 +79,54 @@ async def fixed_scenario(stub: Stub, kind: str, runs: int, rounds: int) -> dict[
         if mcp is not None:
             await mcp.close()
     return result
+
+
+STYLES = ("openai", "anthropic", "responses", "gemini")
+
+
+async def styles(stub: Stub, which: list[str], runs: int, rounds: int) -> dict[str, Any]:
+    """The Python-tools scenario in each wire style: the floor speaks the same style in raw
+    HTTP (and on aiohttp), with the same two round trips."""
+    await stub.set(0)
+    tk = await tn.create_toolkit(extra_tools=[echo, add], builtins=False)
+    out: dict[str, Any] = {}
+    try:
+        for style in which:
+            schemas = tn.dialects.dialect_for(style).tool_schemas(tk.tools())
+            ours, check = client(stub.url, style), checked(PYTHON_ANSWER)
+            http = RawHTTP(stub.url, style=style)
+            via_aiohttp = AiohttpHTTP(stub.url, style=style)
+
+            async def floor_run(
+                http: RawHTTP = http,
+                schemas: list[Any] = schemas,
+                check: Any = check,
+                style: str = style,
+            ) -> None:
+                check(await styled_scenario(http, style, python_tools(), schemas, PROMPT))
+
+            async def aiohttp_run(
+                via: AiohttpHTTP = via_aiohttp,
+                schemas: list[Any] = schemas,
+                check: Any = check,
+                style: str = style,
+            ) -> None:
+                check(await styled_scenario(via, style, python_tools(), schemas, PROMPT))
+
+            async def our_run(ours: tn.Client = ours, check: Any = check) -> None:
+                check((await ours.run(PROMPT, tk)).text)
+
+            try:
+                result = await _versus(floor_run, our_run, runs, rounds, aiohttp_run)
+                result["answers"] = sorted(check.seen)
+                out[style] = result
+            finally:
+                http.close()
+                await via_aiohttp.aclose()
+                await ours.aclose()
+    finally:
+        await tk.aclose()
+    return out
 
 
 async def streaming(stub: Stub, runs: int, rounds: int) -> dict[str, Any]:

@@ -133,8 +133,8 @@ def body_bytes(body: dict[str, Any]) -> bytes:
     return json.dumps(body).encode()
 
 
-def client(url: str) -> tn.Client:
-    return tn.create_client(url, model="bench", api_key="bench-key")
+def client(url: str, style: str = "openai") -> tn.Client:
+    return tn.create_client(url, style, model="bench", api_key="bench-key")  # type: ignore[arg-type]
 
 
 def raw_http(url: str) -> RawHTTP:

@@ -17,17 +17,32 @@ from urllib.parse import urlsplit
 
 Tools = Callable[[str, dict[str, Any]], Awaitable[str]]
 
+MODEL = "bench"
+
+
+def wire_of(style: str, api_key: str) -> tuple[str, dict[str, str]]:
+    """The path (after the base URL) and the headers of a style's model call."""
+    if style == "anthropic":
+        return "/messages", {"x-api-key": api_key, "anthropic-version": "2023-06-01"}
+    if style == "responses":
+        return "/responses", {"Authorization": f"Bearer {api_key}"}
+    if style == "gemini":
+        return f"/models/{MODEL}:generateContent", {"x-goog-api-key": api_key}
+    return "/chat/completions", {"Authorization": f"Bearer {api_key}"}
+
 
 class RawHTTP:
     """POSTs over pooled keep-alive connections on asyncio streams."""
 
-    def __init__(self, base_url: str, api_key: str = "bench-key") -> None:
+    def __init__(self, base_url: str, api_key: str = "bench-key", style: str = "openai") -> None:
         parts = urlsplit(base_url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.path = parts.path.rstrip("/") + "/chat/completions"
+        path, headers = wire_of(style, api_key)
+        self.path = parts.path.rstrip("/") + path
+        lines = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
         self.head = (
             f"POST {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-            f"Authorization: Bearer {api_key}\r\nContent-Type: application/json\r\n"
+            f"{lines}Content-Type: application/json\r\n"
         ).encode()
         self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
@@ -73,9 +88,10 @@ class AiohttpHTTP:
     """The same POSTs through one pooled ``aiohttp`` session: the floor of the HTTP library the
     default transport uses, to tell the library's cost from the loop's."""
 
-    def __init__(self, base_url: str, api_key: str = "bench-key") -> None:
-        self.url = base_url.rstrip("/") + "/chat/completions"
-        self.headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+    def __init__(self, base_url: str, api_key: str = "bench-key", style: str = "openai") -> None:
+        path, headers = wire_of(style, api_key)
+        self.url = base_url.rstrip("/") + path
+        self.headers = {**headers, "Content-Type": "application/json"}
         self.session: Any = None
 
     def _session(self) -> Any:
@@ -230,6 +246,86 @@ async def scenario(
         )
         for call, output in zip(calls, outputs, strict=True):
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": output})
+
+
+async def styled_scenario(
+    http: RawHTTP | AiohttpHTTP, style: str, tools: Tools, schemas: list[Any], prompt: str
+) -> str:
+    """``scenario`` (answered whole) in any of the four wire styles."""
+    if style == "openai":
+        return await scenario(http, tools, schemas, prompt)
+    transcript: list[dict[str, Any]] = [_prompt(style, prompt)]
+    while True:
+        reply = json.loads(await http.post(json.dumps(_body(style, transcript, schemas)).encode()))
+        items, text, calls = _read(style, reply)
+        transcript.extend(items)
+        if not calls:
+            return text
+        outputs = await asyncio.gather(*(tools(name, args) for _, name, args in calls))
+        transcript.extend(_results(style, calls, outputs))
+
+
+def _prompt(style: str, prompt: str) -> dict[str, Any]:
+    if style == "gemini":
+        return {"role": "user", "parts": [{"text": prompt}]}
+    return {"role": "user", "content": prompt}
+
+
+def _body(style: str, transcript: list[dict[str, Any]], schemas: list[Any]) -> dict[str, Any]:
+    if style == "anthropic":
+        return {"model": MODEL, "max_tokens": 4096, "messages": transcript, "tools": schemas}
+    if style == "responses":
+        items = [{k: v for k, v in i.items() if k != "id"} for i in transcript]
+        return {"model": MODEL, "input": items, "tools": schemas, "store": False}
+    return {"contents": transcript, "tools": [{"functionDeclarations": schemas}]}
+
+
+Call = tuple[str, str, dict[str, Any]]
+
+
+def _read(style: str, reply: dict[str, Any]) -> tuple[list[dict[str, Any]], str, list[Call]]:
+    """The transcript entries, the text and the calls ``(id, name, args)`` of a reply."""
+    if style == "anthropic":
+        blocks = reply["content"]
+        text = "".join(b["text"] for b in blocks if b["type"] == "text")
+        calls = [(b["id"], b["name"], b["input"]) for b in blocks if b["type"] == "tool_use"]
+        return [{"role": "assistant", "content": blocks}], text, calls
+    if style == "responses":
+        output = reply["output"]
+        text = "".join(p["text"] for i in output if i["type"] == "message" for p in i["content"])
+        calls = [
+            (i["call_id"], i["name"], json.loads(i["arguments"]))
+            for i in output
+            if i["type"] == "function_call"
+        ]
+        return output, text, calls
+    content = reply["candidates"][0]["content"]
+    text = "".join(p.get("text", "") for p in content["parts"])
+    calls = [
+        (str(n), p["functionCall"]["name"], p["functionCall"]["args"])
+        for n, p in enumerate(content["parts"])
+        if "functionCall" in p
+    ]
+    return [content], text, calls
+
+
+def _results(style: str, calls: list[Call], outputs: list[str]) -> list[dict[str, Any]]:
+    if style == "anthropic":
+        blocks = [
+            {"type": "tool_result", "tool_use_id": i, "content": o, "is_error": False}
+            for (i, _, _), o in zip(calls, outputs, strict=True)
+        ]
+        return [{"role": "user", "content": blocks}]
+    if style == "responses":
+        return [
+            {"type": "function_call_output", "call_id": i, "output": o}
+            for (i, _, _), o in zip(calls, outputs, strict=True)
+        ]
+    parts = [
+        {"functionResponse": {"name": name, "response": {"result": o}}}
+        for (_, name, _), o in zip(calls, outputs, strict=True)
+    ]
+    return [{"role": "user", "parts": parts}]
 
 
 async def _streamed(http: RawHTTP | AiohttpHTTP, body: bytes) -> dict[str, Any]:

@@ -70,6 +70,16 @@ def table(results: dict[str, Any]) -> str:
                     _us(r["floor_aiohttp"][stat]),
                     f"{r['vs_aiohttp'][stat]:.2f}x",
                 )
+    for style, r in results.get("styles", {}).items():
+        for stat, name in (("p50", "p50 wall"), ("cpu", "CPU per run")):
+            row(
+                f"Python tools, {style} style: {name}",
+                _us(r["floor"][stat]),
+                _us(r["ours"][stat]),
+                f"{r['ratio'][stat]:.2f}x",
+                _us(r["floor_aiohttp"][stat]),
+                f"{r['vs_aiohttp'][stat]:.2f}x",
+            )
     if "streaming" in results:
         r = results["streaming"]
         row(

@@ -12,6 +12,10 @@ For ``POST /v1/chat/completions`` it answers like this:
   reply with two tool calls, ``echo(text="hi")`` and ``add(a=2, b=3)``;
 - otherwise: the text ``ok``.
 
+The other wire styles get the same conversation in their own JSON: ``POST /v1/messages``
+(anthropic), ``POST /v1/responses`` (responses) and ``POST /v1/models/<m>:generateContent``
+(gemini).
+
 ``"stream": true`` gets the same reply as SSE chunks (text in words, arguments in two pieces,
 a usage chunk, ``[DONE]``), written one event at a time.
 
@@ -105,6 +109,106 @@ def sse_events(message: dict[str, Any]) -> list[bytes]:
     return [*events, b"data: [DONE]\n\n"]
 
 
+def styled_reply(style: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``answer_for`` in another wire style: what the request's transcript says, read in that
+    style, and the reply written in it."""
+    said, offered = _seen(style, body)
+    echo = next((n for n in offered if n.endswith("echo")), None)
+    add = next((n for n in offered if n.endswith("add")), None)
+    calls: list[tuple[str, str, dict[str, Any]]] = []
+    text = "ok"
+    if said is not None:
+        text = f"echo said {said.get('echo')}; add said {said.get('add')}."
+    elif echo and add:
+        calls = [("call_1", echo, {"text": "hi"}), ("call_2", add, {"a": 2, "b": 3})]
+    if style == "anthropic":
+        blocks: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": i, "name": n, "input": a} for i, n, a in calls
+        ] or [{"type": "text", "text": text}]
+        stop = "tool_use" if calls else "end_turn"
+        usage = {"input_tokens": 10, "output_tokens": 5}
+        return {
+            "id": "msg_bench",
+            "type": "message",
+            "role": "assistant",
+            "content": blocks,
+            "stop_reason": stop,
+            "usage": usage,
+        }
+    if style == "responses":
+        output: list[dict[str, Any]] = [
+            {
+                "id": f"fc_{i}",
+                "type": "function_call",
+                "call_id": i,
+                "name": n,
+                "arguments": json.dumps(a, separators=(",", ":")),
+                "status": "completed",
+            }
+            for i, n, a in calls
+        ] or [
+            {
+                "id": "msg_bench",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ]
+        usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        return {
+            "id": "resp_bench",
+            "object": "response",
+            "status": "completed",
+            "output": output,
+            "usage": usage,
+        }
+    parts = [{"functionCall": {"name": n, "args": a}} for _, n, a in calls] or [{"text": text}]
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5},
+    }
+
+
+def _seen(style: str, body: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    """The tool outputs by name suffix when the transcript ends with results (else ``None``),
+    and the names of the tools offered."""
+    said: dict[str, Any] = {}
+    if style == "anthropic":
+        messages = body.get("messages") or []
+        names = {
+            b["id"]: b["name"]
+            for m in messages
+            if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if b.get("type") == "tool_use"
+        }
+        last = messages[-1].get("content") if messages else None
+        for block in last if isinstance(last, list) else ():
+            if block.get("type") == "tool_result":
+                said[names.get(block["tool_use_id"], "").rsplit("_", 1)[-1]] = block["content"]
+        offered = [t["name"] for t in body.get("tools") or ()]
+    elif style == "responses":
+        items = body.get("input") or []
+        names = {i["call_id"]: i["name"] for i in items if i.get("type") == "function_call"}
+        for item in items:
+            if item.get("type") == "function_call_output":
+                said[names.get(item["call_id"], "").rsplit("_", 1)[-1]] = item["output"]
+        if items and items[-1].get("type") != "function_call_output":
+            said = {}
+        offered = [t["name"] for t in body.get("tools") or ()]
+    else:
+        contents = body.get("contents") or []
+        for part in contents[-1].get("parts", ()) if contents else ():
+            response = part.get("functionResponse")
+            if response:
+                said[response["name"].rsplit("_", 1)[-1]] = response["response"]["result"]
+        offered = [d["name"] for t in body.get("tools") or () for d in t["functionDeclarations"]]
+    return (said or None), offered
+
+
 class Stub:
     def __init__(self) -> None:
         self.delay = 0.0
@@ -143,6 +247,19 @@ class Stub:
         finally:
             self.in_flight -= 1
 
+    async def styled(self, request: web.Request) -> web.Response:
+        """A model call in the anthropic, responses or gemini style (JSON only)."""
+        self.requests += 1
+        path = request.path
+        style = "anthropic" if path.endswith("/messages") else "responses"
+        if path.endswith(":generateContent"):
+            style = "gemini"
+        body = json.loads(await request.read())
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        reply = json.dumps(styled_reply(style, body), separators=(",", ":")).encode()
+        return web.Response(body=reply, content_type="application/json")
+
     async def control(self, request: web.Request) -> web.Response:
         settings = await request.json()
         self.delay = float(settings.get("delay_ms", 0)) / 1000
@@ -160,6 +277,9 @@ async def serve() -> None:
     stub = Stub()
     app = web.Application(client_max_size=256 * 1024 * 1024)
     app.router.add_post("/v1/chat/completions", stub.completions)
+    app.router.add_post("/v1/messages", stub.styled)
+    app.router.add_post("/v1/responses", stub.styled)
+    app.router.add_post("/v1/models/{method}", stub.styled)
     app.router.add_post("/control", stub.control)
     app.router.add_get("/stats", stub.stats)
     runner = web.AppRunner(app, access_log=None)

@@ -1,7 +1,7 @@
 """toolnexus: give any LLM a working agent.
 
 One toolkit for every tool source (MCP servers, skills, Python functions, HTTP endpoints) and
-one client that runs the tool-calling loop against OpenAI- or Anthropic-style endpoints.
+one client that runs the tool-calling loop against OpenAI-, Anthropic- or Gemini-style endpoints.
 """
 
 from __future__ import annotations

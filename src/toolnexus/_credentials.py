@@ -86,6 +86,8 @@ def merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[
 def key_variables(style: str, base_url: str) -> tuple[str, ...]:
     if style == "anthropic":
         return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+    if style == "gemini":
+        return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     host = (urlsplit(base_url).hostname or "").lower()
     if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
         return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")

@@ -75,6 +75,8 @@ def compactor(
         tail = body[start:]
         if payload.get("style") == "anthropic":
             return {"messages": [*head, *_anthropic_tail(notes, tail)]}
+        if payload.get("style") == "gemini":
+            return {"messages": [*head, *_gemini_tail(notes, tail)]}
         return {"messages": [*head, *_openai_tail(notes, tail)]}
 
     return hook
@@ -89,6 +91,9 @@ def is_boundary(message: JSONObject) -> bool:
         return not any(
             isinstance(block, dict) and block.get("type") == "tool_result" for block in content
         )
+    parts = message.get("parts")  # gemini: a user content of function responses is no boundary
+    if isinstance(parts, list):
+        return not any(isinstance(part, dict) and "functionResponse" in part for part in parts)
     return True
 
 
@@ -111,6 +116,15 @@ def _openai_tail(notes: list[str], tail: list[JSONObject]) -> list[JSONObject]:
     if not tail:
         return [{"role": "user", "content": "\n\n".join(notes)}]
     return [*({"role": "system", "content": note} for note in notes), *tail]
+
+
+def _gemini_tail(notes: list[str], tail: list[JSONObject]) -> list[JSONObject]:
+    parts: list[JSONObject] = [{"text": note} for note in notes]
+    if not tail:
+        return [{"role": "user", "parts": parts}]
+    first = tail[0]
+    kept = first.get("parts")
+    return [{**first, "parts": [*parts, *(kept if isinstance(kept, list) else [])]}, *tail[1:]]
 
 
 def _anthropic_tail(notes: list[str], tail: list[JSONObject]) -> list[JSONObject]:

@@ -65,6 +65,14 @@ def instrument(
     return client
 
 
+_PROVIDERS = {"responses": "openai", "gemini": "gcp.gemini"}
+"""The GenAI ``provider.name`` of the wire styles not named after their provider."""
+
+
+def _provider(style: str) -> str:
+    return _PROVIDERS.get(style, style)
+
+
 class _Tracing(Interceptor):
     def __init__(self, tracer: Tracer, capture_content: bool) -> None:
         self._tracer = tracer
@@ -74,7 +82,11 @@ class _Tracing(Interceptor):
         run.state[self] = self._tracer.start_span(
             "invoke_agent",
             kind=SpanKind.INTERNAL,
-            attributes={_OPERATION: "invoke_agent", _PROVIDER: run.style, _MODEL: run.model},
+            attributes={
+                _OPERATION: "invoke_agent",
+                _PROVIDER: _provider(run.style),
+                _MODEL: run.model,
+            },
         )
 
     def run_finished(
@@ -93,7 +105,7 @@ class _Tracing(Interceptor):
             f"chat {run.model}",
             context=self._parent(run),
             kind=SpanKind.CLIENT,
-            attributes={_OPERATION: "chat", _PROVIDER: run.style, _MODEL: run.model},
+            attributes={_OPERATION: "chat", _PROVIDER: _provider(run.style), _MODEL: run.model},
         )
         try:
             if self._capture:
@@ -148,8 +160,11 @@ class _Tracing(Interceptor):
 
 
 def _record_request(span: Span, body: JSONObject) -> None:
-    span.set_attribute("gen_ai.input.messages", _json(body.get("messages") or []))
-    system = body.get("system")
+    """The request's transcript (``messages``; ``input`` of responses, ``contents`` of gemini)
+    and system prompt (``system``, ``instructions``, ``systemInstruction``)."""
+    messages = body.get("messages") or body.get("input") or body.get("contents") or []
+    span.set_attribute("gen_ai.input.messages", _json(messages))
+    system = body.get("system") or body.get("instructions") or body.get("systemInstruction")
     if system:
         span.set_attribute("gen_ai.system_instructions", _json(system))
 

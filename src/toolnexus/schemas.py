@@ -61,3 +61,31 @@ def to_gemini(tools: Sequence[Tool]) -> list[JSONObject]:
         for t in tools
     ]
     return [{"functionDeclarations": declarations}]
+
+
+def responses_declarations(tools: Sequence[Tool], *, copy: bool) -> list[JSONObject]:
+    """OpenAI Responses ``tools`` entries (``strict`` off: the schemas are the tools' own);
+    ``copy`` as for ``openai_declarations``."""
+    return [
+        {
+            "type": "function",
+            "name": t.name,
+            "description": t.description,
+            "parameters": snapshot(t.input_schema) if copy else t.input_schema,
+            "strict": False,
+        }
+        for t in tools
+    ]
+
+
+def gemini_declarations(tools: Sequence[Tool], *, copy: bool) -> list[JSONObject]:
+    """Gemini ``functionDeclarations`` entries with the schema as ``parametersJsonSchema`` (JSON
+    Schema as is, not the API's OpenAPI subset); ``copy`` as for ``openai_declarations``."""
+    return [
+        {
+            "name": t.name,
+            "description": t.description,
+            "parametersJsonSchema": snapshot(t.input_schema) if copy else t.input_schema,
+        }
+        for t in tools
+    ]

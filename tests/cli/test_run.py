@@ -233,6 +233,34 @@ def test_environment_variables_configure_the_endpoint_and_flags_win(stub: StubLL
     assert (second.style, second.json["model"]) == ("openai", "flag-model")
 
 
+@pytest.mark.parametrize(
+    ("style", "key", "path"),
+    [
+        ("responses", "OPENAI_API_KEY", "/responses"),
+        ("gemini", "GEMINI_API_KEY", "/models/m:streamGenerateContent"),
+    ],
+)
+def test_style_takes_the_newer_wire_formats(
+    stub: StubLLMServer, style: str, key: str, path: str
+) -> None:
+    stub.enqueue(reply.text("hello from " + style))
+    env = clean_env(TOOLNEXUS_BASE_URL=stub.url, TOOLNEXUS_MODEL="m", **{key: "test-key"})
+
+    done = toolnexus("run", "--no-builtins", "--style", style, "--once", "hi", env=env)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"hello from {style}\n"
+    assert (stub.requests[0].style, stub.requests[0].path) == (style, path)
+
+
+def test_an_unknown_style_is_refused_by_the_parser(stub: StubLLMServer) -> None:
+    env = clean_env(TOOLNEXUS_BASE_URL=stub.url, TOOLNEXUS_MODEL="m", OPENAI_API_KEY="k")
+    done = toolnexus("run", "--style", "bedrock", "--once", "hi", env=env)
+    assert done.returncode == 2
+    assert "gemini" in done.stderr
+    assert stub.requests == []
+
+
 def test_system_prompt_flag_reaches_the_model(stub: StubLLMServer) -> None:
     stub.enqueue(reply.text("aye"))
 

@@ -110,6 +110,15 @@ def library_outcome(result: RunResult | None) -> Outcome:
     return Outcome(result.text, calls, usage, result.stop_reason)
 
 
+SDK_PACKAGE = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "responses": "openai",
+    "gemini": "google.genai",
+}
+"""The official SDK each style is compared with."""
+
+
 # --- the official SDKs ---------------------------------------------------------------------
 
 
@@ -117,11 +126,9 @@ async def sdk_outcome(stub: StubLLMServer, case: str, mode: str) -> Outcome:
     """The official SDK's reading of the case, normalised like the library's result."""
     stub.enqueue(raw_reply(case, mode))
     try:
-        if style_of(case) == "openai":
-            return await _openai_sdk(stub.url, mode)
-        return await _anthropic_sdk(stub.url, mode)
+        return await SDK_READERS[style_of(case)](stub.url, mode)
     except Exception as exc:  # any SDK error counts as "refused the reply"
-        if type(exc).__module__.split(".")[0] in ("openai", "anthropic", "pydantic"):
+        if type(exc).__module__.split(".")[0] in ("openai", "anthropic", "pydantic", "google"):
             return FAILED
         raise
 
@@ -202,3 +209,123 @@ async def sdk_blocks(stub: StubLLMServer, case: str, mode: str) -> list[dict[str
             async with client.messages.stream(**request) as stream:
                 message = await stream.get_final_message()
     return [block.model_dump(exclude_none=True) for block in message.content]
+
+
+async def _responses_sdk(url: str, mode: str) -> Outcome:
+    """The ``openai`` package's Responses types: ``responses.create`` (JSON) and the
+    ``responses.stream`` helper, whose ``ResponseStreamState`` accumulates the events."""
+    import openai
+
+    client = openai.AsyncOpenAI(base_url=url, api_key="test-key", max_retries=0)
+    async with client:
+        if mode == "json":
+            response = await client.responses.create(model="test-model", input="hi")
+        else:
+            final = None
+            async with client.responses.stream(model="test-model", input="hi") as stream:
+                async for event in stream:
+                    if event.type == "response.incomplete":
+                        final = event.response  # the helper completes only on "completed"
+                    elif event.type == "response.failed":
+                        return FAILED
+                if final is None:
+                    try:
+                        response = await stream.get_final_response()
+                    except RuntimeError:  # "Didn't receive a `response.completed` event."
+                        return FAILED
+                else:
+                    response = final
+    if response.status == "failed":
+        return FAILED
+    texts: list[str] = []
+    refusals: list[str] = []
+    calls: list[tuple[str | None, str, str]] = []
+    for item in response.output:
+        if item.type == "message":
+            for part in item.content:
+                if part.type == "output_text":
+                    texts.append(part.text)
+                elif part.type == "refusal":
+                    refusals.append(part.refusal)
+        elif item.type == "function_call":
+            calls.append((item.call_id, item.name, _args(item.arguments)))
+    usage = response.usage
+    counts = (usage.input_tokens, usage.output_tokens) if usage else (0, 0)
+    if refusals:
+        return Outcome("".join(texts) or "".join(refusals), tuple(calls), counts, "refusal")
+    if response.status == "completed":
+        stop: str | None = "tool_calls" if calls else "stop"
+    else:
+        reason = response.incomplete_details.reason if response.incomplete_details else None
+        stop = {"max_output_tokens": "length"}.get(str(reason), reason)
+    return Outcome("".join(texts), tuple(calls), counts, stop)
+
+
+_GEMINI_FILTERED = {
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+}
+
+
+async def _gemini_sdk(url: str, mode: str) -> Outcome:
+    """``google-genai``'s ``GenerateContentResponse``s, from ``generate_content`` (JSON) and
+    ``generate_content_stream`` (one per SSE event, read here as the library merges them:
+    text joined, calls in order, the last usage and finish reason)."""
+    from google import genai
+    from google.genai import types
+
+    client = genai.Client(api_key="test-key", http_options=types.HttpOptions(base_url=url))
+    if mode == "json":
+        responses = [await client.aio.models.generate_content(model="test-model", contents="hi")]
+    else:
+        stream = await client.aio.models.generate_content_stream(model="test-model", contents="hi")
+        responses = [chunk async for chunk in stream]
+    texts: list[str] = []
+    calls: list[tuple[str | None, str, str]] = []
+    counts = (0, 0)
+    finish: str | None = None
+    blocked = False
+    for response in responses:
+        if response.prompt_feedback is not None and response.prompt_feedback.block_reason:
+            blocked = True
+        if response.usage_metadata is not None:
+            meta = response.usage_metadata
+            output = (meta.candidates_token_count or 0) + (meta.thoughts_token_count or 0)
+            counts = (meta.prompt_token_count or 0, output)
+        if not response.candidates:
+            continue
+        candidate = response.candidates[0]
+        if candidate.finish_reason is not None:
+            finish = candidate.finish_reason.value
+        parts = candidate.content.parts if candidate.content is not None else None
+        for part in parts or ():
+            if part.function_call is not None:
+                call = part.function_call
+                # The library names an id-less call call_<turn>_<index> (SPEC §11.2).
+                call_id = call.id or f"call_0_{len(calls)}"
+                calls.append((call_id, call.name or "", _args(call.args or {})))
+            elif part.text is not None and not part.thought:
+                texts.append(part.text)
+    if finish is None:  # a blocked prompt, or a stream cut short (the SDK keeps what came)
+        if blocked:
+            return Outcome("", (), counts, "content_filter")
+        return Outcome("".join(texts), tuple(calls), counts, None)
+    stop = {"STOP": "tool_calls" if calls else "stop", "MAX_TOKENS": "length"}.get(finish, finish)
+    if finish in _GEMINI_FILTERED:
+        stop = "content_filter"
+    return Outcome("".join(texts), tuple(calls), counts, stop)
+
+
+SDK_READERS = {
+    "openai": _openai_sdk,
+    "anthropic": _anthropic_sdk,
+    "responses": _responses_sdk,
+    "gemini": _gemini_sdk,
+}
+"""Each style's official-SDK reading of whatever the server at ``url`` answers."""

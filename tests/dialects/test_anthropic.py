@@ -41,7 +41,8 @@ STOP: JSONObject = {"type": "message_stop"}
 
 def stream(events: list[JSONObject]) -> tuple[list[str], Turn]:
     parser = DIALECT.stream_parser(turn=0)
-    deltas = [delta for event in events for delta in parser.feed(event)]
+    items = [item for event in events for item in parser.feed(event)]
+    deltas = [item for item in items if isinstance(item, str)]  # text; argument pieces aside
     return deltas, parser.finish()
 
 

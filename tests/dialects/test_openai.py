@@ -42,7 +42,8 @@ def events_of(name: str, size: int | None = None) -> list[JSONObject]:
 def stream(events: list[JSONObject], *, turn: int = 0, done: bool = True) -> tuple[list[str], Turn]:
     """Feed ``events``; ``done`` says whether a ``[DONE]`` sentinel ended the body."""
     parser = DIALECT.stream_parser(turn=turn)
-    deltas = [delta for event in events for delta in parser.feed(event)]
+    items = [item for event in events for item in parser.feed(event)]
+    deltas = [item for item in items if isinstance(item, str)]  # text; argument pieces aside
     return deltas, parser.finish(done=done)
 
 
@@ -450,11 +451,11 @@ def test_results_in_reads_tool_messages_only() -> None:
     [
         ({"role": "assistant", "content": "partial answer", "tool_calls": []}, "partial answer"),
         ({"role": "assistant", "content": None, "tool_calls": []}, ""),
-        ({"role": "assistant", "content": [{"type": "text", "text": "x"}]}, ""),
+        ({"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "y"}]}, "x"),
         (None, ""),
     ],
 )
-def test_incomplete_text_is_the_last_assistant_content_when_it_is_a_string(
+def test_incomplete_text_is_the_last_assistant_content_or_its_text_parts(
     message: JSONObject | None, expected: str
 ) -> None:
     assert DIALECT.incomplete_text(message) == expected

@@ -21,6 +21,7 @@ from toolnexus import (
     Request,
     RunResult,
     TextEvent,
+    ToolCallDeltaEvent,
     ToolContext,
     Toolkit,
     ToolResult,
@@ -40,11 +41,12 @@ async def run_deploy(
     log: list[object] | None = None,
     **options: Any,
 ) -> tuple[RunResult, list[object]]:
-    """Run one prompt through ``run`` or ``stream``; events (but text) go to ``log``."""
+    """Run one prompt through ``run`` or ``stream``; events (but text and the streamed pieces
+    of call arguments) go to ``log``."""
     log = [] if log is None else log
 
     def keep(event: Event) -> None:
-        if not isinstance(event, TextEvent):
+        if not isinstance(event, TextEvent | ToolCallDeltaEvent):
             log.append(event)
 
     result, _ = await drive(client, mode, toolkit, prompt="Deploy it.", on_event=keep, **options)

@@ -22,6 +22,7 @@ from toolnexus import (
     ModelRetry,
     RunResult,
     TextEvent,
+    ToolCallDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
     create_client,
@@ -632,6 +633,29 @@ async def test_stream_shows_the_json_as_text_and_ends_with_the_output(
     assert isinstance(done, DoneEvent)
     assert done.result.output == Weather(city="Paris", temp_c=21)
     assert done.to_dict()["result"]["output"] == PARIS
+
+
+async def test_a_streamed_final_result_shows_no_tool_call_events_not_even_argument_deltas(
+    stub: StubLLMServer, make_client: MakeClient, style: str
+) -> None:
+    stub.enqueue(
+        reply.tool_calls(reply.call("get_weather", {"city": "Paris"})),
+        answer("tool", PARIS),
+    )
+    client = make_client(style, output_mode="tool")
+    tk = await toolkit_of(get_weather)
+    events: list[Event] = []
+    async with aclosing(client.stream("hi", tk, output_type=Weather)) as stream:
+        async for event in stream:
+            events.append(event)
+    deltas = [e for e in events if isinstance(e, ToolCallDeltaEvent)]
+    calls = [e for e in events if isinstance(e, ToolCallEvent)]
+    assert {e.name for e in deltas} == {"get_weather"}
+    assert "".join(e.delta for e in deltas) == '{"city":"Paris"}'
+    assert [e.name for e in calls] == ["get_weather"]
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.result.output == Weather(city="Paris", temp_c=21)
 
 
 @pytest.mark.parametrize("output_mode", MODES)

@@ -20,7 +20,15 @@ from hypothesis import strategies as st
 
 from toolnexus import ConfigError, LLMError
 from toolnexus._json import JSONDepthError, loads
-from toolnexus.dialects import AnthropicDialect, MalformedResponse, OpenAIDialect, Turn
+from toolnexus.dialects import (
+    AnthropicDialect,
+    ArgumentsDelta,
+    GeminiDialect,
+    MalformedResponse,
+    OpenAIDialect,
+    ResponsesDialect,
+    Turn,
+)
 from toolnexus.dialects.base import parse_arguments
 from toolnexus.dialects.sse import SSEDecoder, SSEError
 from toolnexus.tools.mcp.config import McpConfig, load_mcp_config
@@ -35,7 +43,7 @@ FUZZ = settings(
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-DIALECTS = (OpenAIDialect(), AnthropicDialect())
+DIALECTS = (OpenAIDialect(), AnthropicDialect(), ResponsesDialect(), GeminiDialect())
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 json_values = st.recursive(
@@ -66,6 +74,24 @@ KEYS = (
     "stop_reason",
     "finish_reason",
     "role",
+    "output",
+    "item",
+    "item_id",
+    "call_id",
+    "output_index",
+    "status",
+    "response",
+    "incomplete_details",
+    "candidates",
+    "parts",
+    "functionCall",
+    "args",
+    "finishReason",
+    "usageMetadata",
+    "promptFeedback",
+    "blockReason",
+    "thought",
+    "thoughtSignature",
 )
 WIRE_TYPES = (
     "text",
@@ -78,6 +104,27 @@ WIRE_TYPES = (
     "message_delta",
     "error",
     "function",
+    "message",
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "output_text",
+    "refusal",
+    "completed",
+    "incomplete",
+    "failed",
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+    "response.output_item.added",
+    "response.output_item.done",
+    "response.output_text.delta",
+    "response.function_call_arguments.delta",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "MALFORMED_FUNCTION_CALL",
+    "model",
 )
 wire_values = st.recursive(
     scalars | st.sampled_from(WIRE_TYPES),
@@ -127,10 +174,12 @@ def test_the_sse_decoder_raises_only_sse_errors_and_ignores_chunking(
 @FUZZ
 @given(body=wire_values)
 def test_response_parsers_raise_only_malformed_response(body: Any) -> None:
+    """Or ``LLMError`` for a reply that reports its own failure (a ``failed`` response, an
+    unusable Gemini finish reason)."""
     for dialect in DIALECTS:
         try:
             turn = dialect.parse_response(body, turn=0)
-        except MalformedResponse:
+        except (MalformedResponse, LLMError):
             continue
         assert isinstance(turn, Turn)
         json.dumps(turn.message)
@@ -144,7 +193,7 @@ def test_stream_parsers_raise_only_llm_or_malformed_errors(events: list[dict[str
         try:
             for event in events:
                 deltas = parser.feed(event)
-                assert all(isinstance(d, str) for d in deltas)
+                assert all(isinstance(d, str | ArgumentsDelta) for d in deltas)
             turn = parser.finish()
         except (LLMError, MalformedResponse):  # an error event; a cut or malformed stream
             continue

@@ -411,3 +411,19 @@ async def test_a_reply_over_max_response_bytes_is_cut_and_the_rest_is_never_read
         "x" * _CAP + f"\n[response truncated at {_CAP} bytes]",
         metadata={"status": 200, "truncated": True},
     )
+
+
+async def test_credentials_in_the_url_are_sent_as_basic_auth_and_never_shown() -> None:
+    seen: list[Seen] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(await Seen.of(request))
+        return web.Response(text="in")
+
+    async with serving(handle) as base:
+        url = base.replace("http://", "http://ann:p%40ss@") + "/x"
+        tool = http_tool(name="t", description="T.", url=url, input_schema={"type": "object"})
+        result = await tool.execute({}, None)
+    assert result.output == "in"
+    assert seen[0].headers["Authorization"] == "Basic YW5uOnBAc3M="  # ann:p@ss
+    assert "ann" not in seen[0].headers["Host"]

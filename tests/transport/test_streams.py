@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from toolnexus import LLMError, TextEvent, create_client
-from toolnexus.transport.chunked import Dechunker
+from toolnexus.transport.framing import ResponseFrame
 
 ANSWER = {
     "choices": [{"index": 0, "message": {"role": "assistant", "content": "fine"}}],
@@ -215,22 +215,23 @@ async def test_a_stream_read_up_to_its_done_event_leaves_the_connection_for_the_
 
 def test_chunked_framing_split_at_every_byte_decodes_the_same() -> None:
     pieces = [b"data: one\n\n", b"x" * 300, b"\r\n in the data \r\n"]
-    framed = (
-        chunked(pieces).split(b"\r\n\r\n", 1)[1].replace(b"0\r\n\r\n", b"0;ext=1\r\nT: v\r\n\r\n")
-    )
+    framed = chunked(pieces).replace(b"0\r\n\r\n", b"0;ext=1\r\nT: v\r\n\r\n")
     for cut in range(1, len(framed)):
-        dechunker = Dechunker()
-        out = dechunker.feed(framed[:cut]) + dechunker.feed(framed[cut:])
-        assert b"".join(out) == b"".join(pieces), cut
-        assert dechunker.done
-        assert dechunker.rest == b""
+        frame = ResponseFrame("POST")
+        frame.feed(framed[:cut])
+        frame.feed(framed[cut:])
+        assert frame.take() == b"".join(pieces), cut
+        assert frame.complete
+        assert frame.keep_alive
+        assert not frame.trailing
 
 
 def test_chunk_sizes_are_read_as_hex_with_extensions_ignored() -> None:
-    dechunker = Dechunker()
-    out = dechunker.feed(b"A;name=value\r\n0123456789\r\n0\r\n\r\n")
-    assert out == [b"0123456789"]
-    assert dechunker.done
+    frame = ResponseFrame()
+    frame.feed(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+    frame.feed(b"A;name=value\r\n0123456789\r\n0\r\n\r\n")
+    assert frame.take() == b"0123456789"
+    assert frame.complete
 
 
 def certificate_authority(tmp: Path) -> tuple[Path, Path, Path]:
@@ -317,3 +318,47 @@ async def test_https_is_verified_against_the_trust_store(
     monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # read when a client first needs TLS
     async with create_client(server.url, model="m", api_key="k", retries=0) as client:
         assert (await client.run("hi")).text == "fine"
+
+
+async def test_a_stream_is_read_as_it_arrives_not_when_it_ends() -> None:
+    """The server holds back the rest of the stream until the client has shown the first
+    text: a reader that waited for the end of the body would never get there."""
+    first_text = asyncio.Event()
+    events = sse("Hello ", "world")
+    whole = chunked(events, content_type="text/event-stream")
+    first_chunk = b"%x\r\n%s\r\n" % (len(events[0]), events[0])
+    cut = whole.index(first_chunk) + len(first_chunk)
+    opening, rest = whole[:cut], whole[cut:]
+    assert b"world" in rest
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(
+            int(line.split(":")[1])
+            for line in head.decode().split("\r\n")
+            if line.lower().startswith("content-length:")
+        )
+        await reader.readexactly(length)
+        writer.write(opening)
+        await writer.drain()
+        await first_text.wait()
+        writer.write(rest)
+        await writer.drain()
+        writer.close()
+
+    listening = await asyncio.start_server(serve, "127.0.0.1", 0)
+    url = f"http://127.0.0.1:{listening.sockets[0].getsockname()[1]}"
+    texts: list[str] = []
+    try:
+        async with (
+            asyncio.timeout(5),
+            create_client(url, model="m", api_key="k", retries=0) as client,
+        ):
+            async for event in client.stream("hi"):
+                if isinstance(event, TextEvent):
+                    texts.append(event.delta)
+                    first_text.set()
+    finally:
+        listening.close()
+        await listening.wait_closed()
+    assert texts == ["Hello ", "world"]

@@ -69,12 +69,16 @@ def _run_parser(
     run.add_argument("--base-url", help="API root of the endpoint (env TOOLNEXUS_BASE_URL)")
     run.add_argument("--model", help="model name (env TOOLNEXUS_MODEL)")
     run.add_argument(
-        "--style", help="wire format: openai or anthropic (env TOOLNEXUS_STYLE, default openai)"
+        "--style",
+        choices=("openai", "anthropic", "responses", "gemini"),
+        help="wire format: openai, anthropic, responses or gemini "
+        "(env TOOLNEXUS_STYLE, default openai)",
     )
     run.add_argument("--system", metavar="TEXT", help="system prompt")
     run.add_argument(
         "--api-key",
-        help="API key (else OPENAI_API_KEY, ANTHROPIC_API_KEY or OPENROUTER_API_KEY)",
+        help="API key (else OPENAI_API_KEY, ANTHROPIC_API_KEY, OPENROUTER_API_KEY, "
+        "GEMINI_API_KEY or GOOGLE_API_KEY, by style)",
     )
     run.add_argument(
         "--max-turns", type=int, metavar="N", help="model calls per prompt (default 10)"
@@ -126,7 +130,10 @@ def _serve_parser(
     agent.add_argument("--base-url", help="API root of the model (env TOOLNEXUS_BASE_URL)")
     agent.add_argument("--model", help="model name (env TOOLNEXUS_MODEL)")
     agent.add_argument(
-        "--style", help="wire format: openai or anthropic (env TOOLNEXUS_STYLE, default openai)"
+        "--style",
+        choices=("openai", "anthropic", "responses", "gemini"),
+        help="wire format: openai, anthropic, responses or gemini "
+        "(env TOOLNEXUS_STYLE, default openai)",
     )
     agent.add_argument("--api-key", help="API key (else the provider's environment variable)")
     agent.add_argument("--system", metavar="TEXT", help="system prompt")

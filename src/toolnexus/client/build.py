@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._credentials import ApiKey, checked_headers, key_variables, request_headers
-from ..dialects import dialect_for
+from ..dialects import dialect_for, endpoint_urls
 from ..dialects.base import Dialect
 from ..engine.hooks import Hooks
 from ..engine.llm import DEFAULT_MAX_RESPONSE_BYTES, LLMCaller, ModelCaller
@@ -47,15 +47,15 @@ def http_engine(
     transport = transport_for(http_client) if http_client is not None else StreamTransport()
     keys = ApiKey(options.get("api_key"), key_variables(style, base_url))
     max_bytes = options.get("max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
-    caller = LLMCaller(
-        transport, dialect, dialect.url(base_url), _retry_policy(options, 2), max_bytes
-    )
+    url, stream_url = endpoint_urls(dialect, base_url, model)
+    caller = LLMCaller(transport, dialect, url, _retry_policy(options, 2), max_bytes, stream_url)
     engine = _engine(
         dialect,
         caller,
         model,
         options,
         headers=lambda: request_headers(dialect.headers(keys.resolve()), extra_headers),
+        style=style,
     )
     return engine, transport
 
@@ -80,6 +80,7 @@ def _engine(
     options: InProcessOptions,
     *,
     headers: Callable[[], dict[str, str]],
+    style: str = "openai",
 ) -> Engine:
     registry = options.get("metrics_registry")
     store = options.get("store")
@@ -96,7 +97,7 @@ def _engine(
         store=store if store is not None else InMemoryConversationStore(),
         headers=headers,
         wait_for=options.get("wait_for"),
-        request_params=cleaned_params(options.get("request_params")),
+        request_params=cleaned_params(options.get("request_params"), style),
         body_transform=options.get("body_transform"),
         timeout_ms=options.get("timeout_ms"),
         output_mode=options.get("output_mode"),

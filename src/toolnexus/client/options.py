@@ -100,8 +100,8 @@ class ClientOptions(InProcessOptions, total=False):
 
     api_key: str | None
     """The key; without it the environment's ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
-    ``GEMINI_API_KEY`` or ``OPENROUTER_API_KEY`` (by style and host), read when a run starts.
-    Never logged or put in an error."""
+    ``OPENROUTER_API_KEY``, ``GEMINI_API_KEY`` or ``GOOGLE_API_KEY`` (by style and host), read
+    when a run starts. Never logged or put in an error."""
     headers: Mapping[str, str] | None
     """Extra request headers; they replace the library's own of the same name."""
     http_client: HTTPClient | None
@@ -119,6 +119,8 @@ WIRE_ONLY = ("base_url", "style", *sorted(_WIRE))
 """What only a client that talks HTTP takes: its endpoint, its style and the wire options."""
 
 _RESERVED_PARAMS = ("messages", "tools", "stream")
+_RESERVED_BY_STYLE = {"responses": ("input",), "gemini": ("contents",)}
+"""The transcript's key in the styles that do not call it ``messages``: set by the loop too."""
 
 
 class _WireOptionError(ConfigError, TypeError):
@@ -146,12 +148,14 @@ def check_client_options(options: Mapping[str, object], *, wire: bool) -> None:
             raise ConfigError(f"{option} must be {expected}, not {shown:.60}")
 
 
-def cleaned_params(params: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def cleaned_params(
+    params: Mapping[str, Any] | None, style: str = "openai"
+) -> dict[str, Any] | None:
     """``request_params`` without the fields the loop sets itself (each removal is logged)."""
     if not params:
         return None
     cleaned = dict(params)
-    for key in _RESERVED_PARAMS:
+    for key in (*_RESERVED_PARAMS, *_RESERVED_BY_STYLE.get(style, ())):
         if key in cleaned:
             del cleaned[key]
             logger.warning("request_params: %r is set by the loop itself and was removed", key)

@@ -10,7 +10,9 @@ from ..schemas import anthropic_declarations
 from ..types import JSONObject, Tool, ToolResult, Usage
 from .base import (
     STREAM_ENDED_EARLY,
+    ArgumentsDelta,
     MalformedResponse,
+    StreamItem,
     ToolUse,
     Turn,
     parse_arguments,
@@ -232,8 +234,10 @@ class _AnthropicStream:
         self._cited: set[int] = set()
         self._usage: JSONObject = {}
         self._stopped = False
+        self._positions: dict[int, int] = {}
+        """The position among the reply's ``tool_use`` blocks of each such block index."""
 
-    def feed(self, event: JSONObject) -> list[str]:
+    def feed(self, event: JSONObject) -> list[StreamItem]:
         kind = event.get("type")
         if kind == "content_block_delta":
             return self._delta(event)
@@ -247,6 +251,8 @@ class _AnthropicStream:
             index = event.get("index")
             if isinstance(block, dict) and isinstance(index, int):
                 self._blocks[index] = dict(block)
+                if block.get("type") == "tool_use" and index not in self._positions:
+                    self._positions[index] = len(self._positions)
         elif kind == "message_delta":
             delta = event.get("delta")
             if isinstance(delta, dict):
@@ -258,7 +264,7 @@ class _AnthropicStream:
             raise stream_error(event)
         return []
 
-    def _delta(self, event: JSONObject) -> list[str]:
+    def _delta(self, event: JSONObject) -> list[StreamItem]:
         index = event.get("index")
         delta = event.get("delta")
         if not isinstance(index, int) or not isinstance(delta, dict):
@@ -273,7 +279,13 @@ class _AnthropicStream:
         elif index not in self._blocks:
             return []
         elif kind == "input_json_delta":
-            self._piece(index, "input", _str(delta.get("partial_json")))
+            partial = _str(delta.get("partial_json"))
+            self._piece(index, "input", partial)
+            position = self._positions.get(index)
+            if position is not None and partial:
+                block = self._blocks[index]
+                call_id = str(block.get("id") or f"call_{self._turn}_{position}")
+                return [ArgumentsDelta(call_id, str(block.get("name") or ""), position, partial)]
         elif kind in _APPENDED:
             self._piece(index, _APPENDED[kind], _str(delta.get(_APPENDED[kind])))
         elif kind == "citations_delta" and "citation" in delta:

@@ -12,12 +12,15 @@ from ..types import JSONObject, ToolResult, Usage
 
 __all__ = [
     "STREAM_ENDED_EARLY",
+    "ArgumentsDelta",
     "Dialect",
     "MalformedResponse",
+    "StreamItem",
     "StreamParser",
     "ToolUse",
     "Turn",
     "parse_arguments",
+    "prompt_message",
     "stream_error",
 ]
 
@@ -44,6 +47,27 @@ class ToolUse:
     name: str
     args: JSONObject
     error: str | None = None
+    named: bool = True
+    """``False`` when the provider gave the call no id and ``id`` was made up
+    (``call_<turn>_<index>``): a style that sends ids back leaves it out."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentsDelta:
+    """A piece of a tool call's argument text, as a stream carries it.
+
+    ``index`` is the call's 0-based position in its reply; the pieces of one call joined equal
+    its final arguments text.
+    """
+
+    id: str
+    name: str
+    index: int
+    delta: str
+
+
+StreamItem = str | ArgumentsDelta
+"""What a stream parser hands back per event: a text delta, or a piece of a call's arguments."""
 
 
 @dataclass(slots=True)
@@ -62,6 +86,15 @@ class Turn:
     """Why the reply ended, normalised across styles: ``"stop"``, ``"length"``,
     ``"tool_calls"``, ``"content_filter"``, ``"refusal"``, another provider value as is, or
     ``None`` when the provider gave none."""
+    items: list[JSONObject] | None = None
+    """The transcript entries of a reply that is several of them (the output items of a
+    ``responses`` reply); ``None`` means ``[message]`` (or nothing when that is ``None``)."""
+
+    def entries(self) -> list[JSONObject]:
+        """What the reply adds to the transcript, in order."""
+        if self.items is not None:
+            return self.items
+        return [self.message] if self.message is not None else []
 
 
 class StreamParser(Protocol):
@@ -71,9 +104,9 @@ class StreamParser(Protocol):
     to the dialect's ``parse_response``, so both wire modes keep the same message.
     """
 
-    def feed(self, event: JSONObject) -> list[str]:
-        """Consume one event; return the text deltas it carries. A provider error event
-        raises ``LLMError``."""
+    def feed(self, event: JSONObject) -> list[StreamItem]:
+        """Consume one event; return the text deltas and argument pieces it carries, in
+        order. A provider error event raises ``LLMError``."""
         ...
 
     def finish(self, *, done: bool = False) -> Turn:
@@ -128,6 +161,16 @@ class Dialect(Protocol):
     def incomplete_text(self, message: JSONObject | None) -> str:
         """The run's text when it stops at ``max_turns`` after ``message``."""
         ...
+
+
+def prompt_message(dialect: object, prompt: str | None) -> JSONObject:
+    """The transcript entry of a user prompt: the dialect's ``prompt_message`` when it has one
+    (gemini's ``parts``), else the chat form ``{"role": "user", "content": prompt}``."""
+    make = getattr(dialect, "prompt_message", None)
+    if make is not None:
+        message: JSONObject = make(prompt)
+        return message
+    return {"role": "user", "content": prompt}
 
 
 def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:

@@ -9,7 +9,7 @@ import asyncio
 from collections.abc import AsyncGenerator, Mapping, Sequence
 from contextlib import aclosing
 
-from ..dialects import Dialect, Turn
+from ..dialects import Dialect, StreamItem, Turn
 from ..events import DoneEvent, Event
 from ..types import JSONObject, RunResult
 from .interceptors import Interceptor, ModelCall, RunInfo, chain, finish_run
@@ -28,8 +28,9 @@ async def intercepted_call(
     body: JSONObject,
     headers: Mapping[str, str],
     turn: int,
-) -> AsyncGenerator[str | Turn, None]:
-    """One model call through every ``around_llm``: text deltas (streaming), then the turn.
+) -> AsyncGenerator[StreamItem | Turn, None]:
+    """One model call through every ``around_llm``: text deltas and argument pieces
+    (streaming), then the turn.
 
     In streaming mode the chain runs in a task of its own, so that the deltas the real call
     receives reach the caller while the interceptors still hold the call open. When the chain
@@ -54,11 +55,11 @@ async def intercepted_call(
         result: Turn | None = None
         async with aclosing(caller.stream(current.body, headers, turn=turn)) as items:
             async for item in items:
-                if isinstance(item, str):
-                    streamed = True
-                    deltas.put_nowait(item)
-                else:
+                if isinstance(item, Turn):
                     result = item
+                else:
+                    streamed = streamed or isinstance(item, str)
+                    deltas.put_nowait(item)
         assert result is not None, "a model stream ended without its turn"
         return current.remember(result)
 
@@ -66,8 +67,8 @@ async def intercepted_call(
     task.add_done_callback(lambda _: deltas.put_nowait(_END))
     try:
         while (item := await deltas.get()) is not _END:
-            assert isinstance(item, str)
-            yield item
+            assert not isinstance(item, Turn)
+            yield item  # type: ignore[misc]
         parsed = call.parse(task.result())
     finally:
         if not task.done():

@@ -80,7 +80,7 @@ class RunInfo:
 
     model: str
     style: str
-    """The wire style (``"openai"`` or ``"anthropic"``): the provider family."""
+    """The wire style (``"openai"``, ``"anthropic"``, ``"responses"`` or ``"gemini"``)."""
     stream: bool
     """``True`` for ``stream``/``ask(on_text=...)``: model calls use the streaming wire format."""
     conversation_id: str | None = None

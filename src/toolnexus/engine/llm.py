@@ -14,7 +14,7 @@ from typing import Protocol
 from urllib.parse import urlsplit
 
 from .._json import JSONDepthError, loads
-from ..dialects import Dialect, MalformedResponse, StreamParser, Turn
+from ..dialects import Dialect, MalformedResponse, StreamItem, StreamParser, Turn
 from ..dialects.sse import SSEDecoder, SSEError
 from ..errors import LLMError, llm_error_for_status
 from ..transport.http import BodyTooLarge, NetworkError, StreamResponse, Transport, read_capped
@@ -49,18 +49,22 @@ class ModelCaller(Protocol):
 
     def stream(
         self, body: JSONObject, headers: Mapping[str, str], *, turn: int
-    ) -> AsyncGenerator[str | Turn, None]:
-        """One streamed call: text deltas, then the assembled ``Turn``."""
+    ) -> AsyncGenerator[StreamItem | Turn, None]:
+        """One streamed call: text deltas and argument pieces, then the assembled ``Turn``."""
         ...
 
 
 class _Failure(Exception):
     """A non-2xx answer, kept until the retry policy has decided."""
 
-    def __init__(self, error: LLMError, retry_after: str | None) -> None:
+    def __init__(
+        self, error: LLMError, retry_after: str | None, retry_delay: float | None = None
+    ) -> None:
         super().__init__(str(error))
         self.error = error
         self.retry_after = retry_after
+        self.retry_delay = retry_delay
+        """Seconds the error body asks to wait (gemini's ``RetryInfo``), when it says."""
 
 
 class LLMCaller:
@@ -73,10 +77,13 @@ class LLMCaller:
         url: str,
         policy: RetryPolicy,
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        stream_url: str | None = None,
     ) -> None:
         self.transport = transport
         self.dialect = dialect
         self.url = url
+        self.stream_url = stream_url or url
+        """Where streamed calls go (gemini streams from another method of the model)."""
         self.policy = policy
         self.max_response_bytes = max_response_bytes
         parts = urlsplit(url)  # logged without its query, which may carry a key
@@ -103,7 +110,7 @@ class LLMCaller:
         """The usage a raw reply reports (zeros when it cannot be read)."""
         try:
             return self.dialect.parse_response(reply, turn=0).usage
-        except MalformedResponse:
+        except (MalformedResponse, LLMError):  # a reply that reports a failure
             return Usage()
 
     async def call(self, body: JSONObject, headers: Mapping[str, str], *, turn: int) -> Turn:
@@ -151,6 +158,7 @@ class LLMCaller:
                     status=resp.status,
                     error=failure.error,
                     retry_after=failure.retry_after,
+                    retry_delay=failure.retry_delay,
                 )
                 if delay is None:
                     raise failure.error
@@ -160,8 +168,9 @@ class LLMCaller:
 
     async def stream(
         self, body: JSONObject, headers: Mapping[str, str], *, turn: int
-    ) -> AsyncGenerator[str | Turn, None]:
-        """Send ``body`` in streaming mode: yields text deltas, then the assembled ``Turn``.
+    ) -> AsyncGenerator[StreamItem | Turn, None]:
+        """Send ``body`` in streaming mode: yields text deltas and argument pieces, then the
+        assembled ``Turn``.
 
         Failures before the first event are retried per the policy; after it, they raise.
         """
@@ -172,7 +181,11 @@ class LLMCaller:
             began = time.perf_counter()
             try:
                 async with self.transport.stream(
-                    "POST", self.url, headers=headers, body=payload, read_timeout=ATTEMPT_TIMEOUT
+                    "POST",
+                    self.stream_url,
+                    headers=headers,
+                    body=payload,
+                    read_timeout=ATTEMPT_TIMEOUT,
                 ) as resp:
                     self._log(began, resp.status, attempt, True)
                     if not 200 <= resp.status < 300:
@@ -198,14 +211,14 @@ class LLMCaller:
                         for event in decoder.feed(chunk):
                             started = True
                             for delta in parser.feed(event):
-                                streamed = True
+                                streamed = streamed or isinstance(delta, str)
                                 yield delta
                         if decoder.done:
                             break
                     for event in decoder.close():
                         started = True
                         for delta in parser.feed(event):
-                            streamed = True
+                            streamed = streamed or isinstance(delta, str)
                             yield delta
                     if not started and not decoder.done:
                         raise NetworkError("the stream ended before its first event")
@@ -234,6 +247,7 @@ class LLMCaller:
                     status=failure.error.status,
                     error=failure.error,
                     retry_after=failure.retry_after,
+                    retry_delay=failure.retry_delay,
                 )
                 if delay is None:
                     raise failure.error from None
@@ -300,7 +314,10 @@ class LLMCaller:
     def _failure(self, status: int, text: str, headers: Mapping[str, str]) -> _Failure:
         snippet = text[:_SNIPPET] + ("…" if len(text) > _SNIPPET else "")
         error = llm_error_for_status(status, f"HTTP {status} from {self.url}: {snippet}", text)
-        return _Failure(error, headers.get("Retry-After"))
+        retry_delay = getattr(self.dialect, "retry_delay", None)
+        return _Failure(
+            error, headers.get("Retry-After"), retry_delay(text) if retry_delay else None
+        )
 
 
 def _encode(body: JSONObject) -> bytes:

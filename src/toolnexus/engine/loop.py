@@ -19,7 +19,8 @@ from typing import Any
 
 from .._callbacks import maybe_await, snapshot
 from ..cancel import CancelToken
-from ..dialects import Dialect, ToolUse, Turn
+from ..dialects import ArgumentsDelta, Dialect, StreamItem, ToolUse, Turn
+from ..dialects.base import prompt_message
 from ..dialects.output import OutputMode
 from ..errors import ConfigError
 from ..events import (
@@ -27,6 +28,7 @@ from ..events import (
     Event,
     PendingEvent,
     TextEvent,
+    ToolCallDeltaEvent,
     ToolCallEvent,
     ToolResultEvent,
     UsageEvent,
@@ -215,7 +217,7 @@ class Engine:
         if run.resume is None:
             if self.dialect.system_in_messages and system and not state.messages:
                 state.messages.append({"role": "system", "content": system})
-            state.messages.append({"role": "user", "content": run.prompt})
+            state.messages.append(prompt_message(self.dialect, run.prompt))
         else:
             async with aclosing(self._resume(run.resume, runner, state)) as events:
                 async for event in events:
@@ -241,6 +243,9 @@ class Engine:
                     async for item in items:
                         if isinstance(item, str):
                             yield TextEvent(item)
+                        elif isinstance(item, ArgumentsDelta):
+                            if answers is None or not answers.final(item.name):
+                                yield ToolCallDeltaEvent(item.id, item.name, item.index, item.delta)
                         else:
                             reply = item
             else:  # most runs: one JSON call, with no generator around it
@@ -249,8 +254,9 @@ class Engine:
             state.turns += 1
             state.usage += reply.usage
             state.stop_reason = reply.stop_reason
-            if reply.message is not None:
-                state.messages.append(reply.message)
+            entries = reply.entries()
+            if entries:
+                state.messages.extend(entries)
                 state.last_message = reply.message
             if self.hooks.after_llm is not None:
                 payload = {"response": snapshot(reply.response), "model": self.model, "turn": turn}
@@ -284,7 +290,7 @@ class Engine:
             if finals:
                 assert answers is not None
                 verdict = await self._final_results(answers, reply.tool_uses, finals, state)
-            state.messages.extend(self.dialect.tool_results(state.turn_results))
+            state.messages.extend(self._results(reply.tool_uses, state.turn_results))
             if state.halted is not None:
                 yield await self._done(run, state, "pending", state.halted.prompt)
                 return
@@ -400,9 +406,9 @@ class Engine:
 
     async def _call_llm(
         self, body: JSONObject, headers: dict[str, str], turn: int, state: _RunState
-    ) -> AsyncGenerator[str | Turn, None]:
-        """One streamed or intercepted model call (text deltas, then the turn), with its
-        ``llm`` metric."""
+    ) -> AsyncGenerator[StreamItem | Turn, None]:
+        """One streamed or intercepted model call (text deltas and argument pieces, then the
+        turn), with its ``llm`` metric."""
         started = time.perf_counter()
         if state.info is not None:
             calls = intercepted_call(
@@ -507,7 +513,19 @@ class Engine:
             settled.update(state.turn_results)
         ordered = [(use.id, settled[use.id]) for use in turn.calls if use.id in settled]
         del state.messages[turn.results_start :]
-        state.messages.extend(self.dialect.tool_results(ordered))
+        state.messages.extend(self._results(turn.calls, ordered))
+
+    def _results(
+        self, uses: list[ToolUse], results: list[tuple[str, ToolResult]]
+    ) -> list[JSONObject]:
+        """The transcript entries of one turn's results. A style whose results name their call
+        (gemini's ``functionResponse``) gets the calls along, through ``call_results``."""
+        call_results = getattr(self.dialect, "call_results", None)
+        if call_results is None:
+            return self.dialect.tool_results(results)
+        by_id = {use.id: use for use in uses}
+        entries: list[JSONObject] = call_results([(by_id[i], r) for i, r in results if i in by_id])
+        return entries
 
     async def _done(
         self,

@@ -184,6 +184,10 @@ class AnswerCheck:
 
     # --- the request -------------------------------------------------------------------------
 
+    def final(self, tool: str) -> bool:
+        """Whether a call to ``tool`` is the answer (``final_result`` in tool mode), not a tool."""
+        return self.mode == "tool" and tool == FINAL_RESULT
+
     def headers(self, headers: dict[str, str]) -> dict[str, str]:
         """The run's request headers with those the native form needs."""
         extra = self.forms.native_headers if self.mode == "native" else {}

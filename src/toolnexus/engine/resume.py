@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..dialects import Dialect, ToolUse
@@ -46,7 +47,20 @@ def resumable_turn(dialect: Dialect, messages: list[JSONObject], request: Reques
                 f"{position} (role {message.get('role')!r}) is not a tool result"
             )
         recorded.update(pairs)
-    calls = dialect.tool_uses_in(messages[index])
+    first = index  # a style whose calls are items of their own (responses): all of the turn's
+    while first > 0 and dialect.tool_uses_in(messages[first - 1]):
+        first -= 1
+    calls = [
+        use for message in messages[first : index + 1] for use in dialect.tool_uses_in(message)
+    ]
+    made_up = _MADE_UP.fullmatch(call_id)
+    if made_up and any(not use.named for use in calls):
+        # Calls without an id of their own (gemini's) were named call_<turn>_<index> in the
+        # run that halted; read back from the transcript they are call_0_<index>.
+        recorded = {_renamed(k, made_up[1]): v for k, v in recorded.items()}
+        for use in calls:
+            if not use.named:
+                use.id = _renamed(use.id, made_up[1])
     halted = next((use for use in calls if use.id == call_id), None)
     if halted is None:
         raise ConfigError(f"the last tool-calling turn of history has no call {call_id!r}")
@@ -55,3 +69,15 @@ def resumable_turn(dialect: Dialect, messages: list[JSONObject], request: Reques
     del recorded[call_id]
     unanswered = [u for u in calls if u.id not in recorded and u.id != call_id]
     return ResumableTurn(calls, halted, recorded, unanswered, index + 1)
+
+
+_MADE_UP = re.compile(r"call_(\d+)_\d+")
+
+
+def _renamed(call_id: str, turn: str) -> str:
+    """``call_0_<i>`` (a made-up id read back from a transcript) as ``call_<turn>_<i>``."""
+    return (
+        f"call_{turn}_" + call_id.removeprefix("call_0_")
+        if call_id.startswith("call_0_")
+        else call_id
+    )

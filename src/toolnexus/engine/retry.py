@@ -79,8 +79,14 @@ class RetryPolicy:
         status: int | None,
         error: BaseException,
         retry_after: str | None = None,
+        retry_delay: float | None = None,
     ) -> float | None:
-        """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up."""
+        """Seconds to wait before attempt ``attempt + 1``, or ``None`` to give up.
+
+        ``retry_after`` is the ``Retry-After`` header; ``retry_delay`` the seconds the error
+        body asked for (used when there is no usable header). Either is honoured only up to
+        ``max_retry_after_s``; beyond, the backoff delay applies.
+        """
         retryable = is_retryable(status)
         decision: object = "retry" if retryable else "fail"
         if self.on_error is not None:
@@ -92,5 +98,8 @@ class RetryPolicy:
             honoured = parse_retry_after(retry_after)
             if honoured is not None and honoured <= self.max_retry_after_s:
                 return float(honoured)
+            if honoured is None and retry_delay is not None:
+                if 0 <= retry_delay <= self.max_retry_after_s:
+                    return float(retry_delay)
         backoff_ms: float = self.base_ms * 2**attempt + random.uniform(0.0, _JITTER_MS)
         return backoff_ms / 1000.0

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..cancel import CancelToken
 from ..dialects.translate import TranslateResult, build_request, read_reply
+from ..errors import ConfigError
 from ..toolkit import Toolkit
 from ..types import JSONObject
 from .hooks import call_hook
@@ -38,6 +39,10 @@ async def translate(
 ) -> TranslateResult:
     """Send one translated request through ``engine``'s caller; the reply in OpenAI terms."""
     style = engine.dialect.name
+    if style not in ("openai", "anthropic"):
+        raise ConfigError(
+            f"translate works with clients of style 'openai' or 'anthropic', not {style!r}"
+        )
     declared = [*(toolkit.to_openai() if toolkit is not None else []), *(tools or [])]
     body = build_request(
         style,

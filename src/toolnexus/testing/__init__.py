@@ -1,7 +1,8 @@
 """A public test kit for code built on toolnexus.
 
-- ``StubLLMServer``: a real local HTTP server speaking the OpenAI and Anthropic wire formats
-  (JSON and SSE), scripted per test and recording every request; reply builders in ``reply``.
+- ``StubLLMServer``: a real local HTTP server speaking the OpenAI chat, Anthropic, OpenAI
+  Responses and Gemini wire formats (JSON and SSE), scripted per test and recording every
+  request; reply builders in ``reply``.
 - ``mcp_server_command()``: the argv of a bundled stdio MCP server (``echo``, ``add``, …) for
   an ``mcp.json``.
 

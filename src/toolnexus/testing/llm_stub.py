@@ -1,4 +1,4 @@
-"""``StubLLMServer``: a scripted OpenAI/Anthropic-compatible HTTP server for tests.
+"""``StubLLMServer``: a scripted OpenAI/Anthropic/Gemini-compatible HTTP server for tests.
 
 The server runs ``aiohttp.web`` on its own thread with its own event loop, so the same object
 serves sync tests, async tests, code that calls ``asyncio.run`` and subprocesses given its
@@ -13,9 +13,10 @@ serves sync tests, async tests, code that calls ``asyncio.run`` and subprocesses
         assert stub.requests[0].json["model"] == "m"
 
 Answers the server makes up itself (all JSON ``{"error": "StubLLMServer: ..."}``, recorded like
-any request): 404 for a path that ends neither in ``/chat/completions`` nor in ``/messages``
-(no reply is consumed); 500 when no reply is scripted, when the handler raises or returns
-something other than a ``Reply``, or when rendering fails; 503 while the server is stopping.
+any request): 404 for a path that ends in none of ``/chat/completions``, ``/messages``,
+``/responses``, ``:generateContent`` and ``:streamGenerateContent`` (no reply is consumed);
+500 when no reply is scripted, when the handler raises or returns something other than a
+``Reply``, or when rendering fails; 503 while the server is stopping.
 
 ``assert_consumed()`` at the end of a test checks the script was played exactly: every scripted
 reply was taken and no request found the script empty.
@@ -376,13 +377,16 @@ class StubLLMServer:
         if record.style is None:
             message = (
                 f"no route for {record.method} {record.path}: expected a path ending in "
-                "/chat/completions (openai) or /messages (anthropic)"
+                "/chat/completions (openai), /messages (anthropic), /responses (responses) or "
+                ":generateContent / :streamGenerateContent (gemini)"
             )
             return await self._send(request, exchange, _error_wire(404, message))
         chosen = await self._choose(record)
         if isinstance(chosen, str):
             return await self._send(request, exchange, _error_wire(500, chosen))
         model = record.json.get("model") if isinstance(record.json, dict) else None
+        if record.style == "gemini":  # .../models/<model>:generateContent
+            model = record.path.rpartition("/")[2].partition(":")[0] or None
         model = "stub-model" if model is None else model
         try:
             wire = _render(

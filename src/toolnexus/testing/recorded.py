@@ -26,10 +26,12 @@ class RecordedRequest:
     body: bytes
     json: Any
     """The parsed body, or ``None`` when it is empty or not JSON."""
-    style: Literal["openai", "anthropic"] | None
-    """From the path: ``/chat/completions`` -> openai, ``/messages`` -> anthropic, else None."""
+    style: Literal["openai", "anthropic", "responses", "gemini"] | None
+    """From the path: ``/chat/completions`` -> openai, ``/messages`` -> anthropic,
+    ``/responses`` -> responses, ``:generateContent`` or ``:streamGenerateContent`` -> gemini,
+    else None."""
     stream: bool
-    """``"stream": true`` in the JSON body."""
+    """``"stream": true`` in the JSON body (gemini: the ``:streamGenerateContent`` method)."""
     disconnected: bool = False
     """The client went away before the reply was complete."""
 
@@ -42,11 +44,18 @@ async def read_request(request: web.Request) -> RecordedRequest:
     except ValueError:
         parsed = None
     path = request.path
-    style: Literal["openai", "anthropic"] | None = None
+    style: Literal["openai", "anthropic", "responses", "gemini"] | None = None
+    stream = isinstance(parsed, dict) and parsed.get("stream") is True
     if path.endswith("/chat/completions"):
         style = "openai"
     elif path.endswith("/messages"):
         style = "anthropic"
+    elif path.endswith("/responses"):
+        style = "responses"
+    elif path.endswith(":generateContent"):
+        style, stream = "gemini", False
+    elif path.endswith(":streamGenerateContent"):
+        style, stream = "gemini", True
     return RecordedRequest(
         index=0,
         method=request.method,
@@ -55,5 +64,5 @@ async def read_request(request: web.Request) -> RecordedRequest:
         body=body,
         json=parsed,
         style=style,
-        stream=isinstance(parsed, dict) and parsed.get("stream") is True,
+        stream=stream,
     )

@@ -1,9 +1,10 @@
 """Reply builders for ``StubLLMServer``.
 
 A ``Reply`` is semantic: the server renders it for the style of the request (a path ending in
-``/chat/completions`` is openai, one ending in ``/messages`` is anthropic) and for its mode
-(``"stream": true`` in the JSON body means SSE, anything else JSON), so one script drives a
-plain and a streamed run in either style. Below, ``<n>`` is the request's index on the server,
+``/chat/completions`` is openai, ``/messages`` anthropic, ``/responses`` responses,
+``:generateContent``/``:streamGenerateContent`` gemini) and for its mode (``"stream": true`` in
+the JSON body, or gemini's streaming method, means SSE; anything else JSON), so one script
+drives a plain and a streamed run in any style. Below, ``<n>`` is the request's index on the server,
 ``<model>`` the request's ``"model"`` (``"stub-model"`` when it has none), and ``(p, c)`` the
 ``usage`` given to the builder. JSON is compact (no spaces, unescaped Unicode).
 
@@ -36,6 +37,29 @@ with id, type, role, model, ``content: []``, ``usage: {"input_tokens": p, "outpu
 or ``input_json_delta`` pieces of the arguments string), ``content_block_stop``;
 ``message_delta`` (``delta.stop_reason``, ``usage: {"output_tokens": c}``); ``message_stop``.
 Without usage, ``p`` and ``c`` are 0.
+
+**Responses JSON**: ``{"id": "resp_stub_<n>", "object": "response", "created_at": 0, "status":
+"completed", "error": null, "incomplete_details": null, "model": <model>, "output": [...]}``
+with a ``message`` item (``id`` ``msg_stub_<n>``, one ``output_text`` part) when there is text,
+then a ``function_call`` item per call (``id`` ``fc_stub_<n>_<k>``, ``call_id`` default
+``call_<k>``, ``arguments`` string); ``usage`` ``{"input_tokens", "output_tokens",
+"total_tokens"}`` only when given.
+
+**Responses SSE** (``event: <type>``, ``data: <json>`` with a ``sequence_number``):
+``response.created``, ``response.in_progress``; per item ``response.output_item.added``, then
+``response.content_part.added``, ``response.output_text.delta`` pieces,
+``response.output_text.done``, ``response.content_part.done`` (message) or
+``response.function_call_arguments.delta`` pieces and ``.done`` (call), then
+``response.output_item.done`` with the whole item; ``response.completed`` with the JSON body.
+
+**Gemini JSON**: ``{"candidates": [{"content": {"role": "model", "parts": [{"text"} if there is
+text, then {"functionCall": {"name", "args", "id" only when given}} per call]}, "finishReason":
+"STOP", "index": 0}], "usageMetadata": {"promptTokenCount": p, "candidatesTokenCount": c,
+"totalTokenCount": p + c} (only when given), "modelVersion": <model from the path>,
+"responseId": "stub-<n>"}``.
+
+**Gemini SSE** (``data: <json>`` lines ended by CRLF): one such response per text piece, then
+one with the function calls (or an empty text part) carrying ``finishReason`` and the usage.
 
 **Pieces.** Text is split into words that keep their trailing whitespace (``"Hello there"`` ->
 ``"Hello "``, ``"there"``; leading whitespace joins the first word) unless ``chunks`` is given.
@@ -74,7 +98,7 @@ __all__ = [
     "tool_calls",
 ]
 
-Style = Literal["openai", "anthropic"]
+Style = Literal["openai", "anthropic", "responses", "gemini"]
 
 _JSON = "application/json"
 _TEXT = "text/plain; charset=utf-8"
@@ -312,10 +336,10 @@ def _render(reply: Reply, *, style: Style, stream: bool, model: object, n: int) 
     elif isinstance(content, _Events):
         wire = _Wire(content.status, _sse_headers(), events=content.events)
     elif stream:
-        render_sse = _openai_sse if style == "openai" else _anthropic_sse
+        render_sse = _SSE_RENDERERS[style]
         wire = _Wire(200, _sse_headers(), events=tuple(render_sse(content, model, n)))
     else:
-        render_json = _openai_json if style == "openai" else _anthropic_json
+        render_json = _JSON_RENDERERS[style]
         wire = _Wire(
             200, {"Content-Type": _JSON}, body=compact_json(render_json(content, model, n)).encode()
         )
@@ -449,6 +473,186 @@ def _anthropic_sse(message: _Message, model: object, n: int) -> list[bytes]:
     events.append({"type": "message_delta", "delta": delta, "usage": {"output_tokens": completion}})
     events.append({"type": "message_stop"})
     return [f"event: {e['type']}\ndata: {compact_json(e)}\n\n".encode() for e in events]
+
+
+def _responses_message(text: str, n: int, status: str = "completed") -> dict[str, object]:
+    part = {"type": "output_text", "text": text, "annotations": []}
+    return {
+        "type": "message",
+        "id": f"msg_stub_{n}",
+        "status": status,
+        "role": "assistant",
+        "content": [part] if status == "completed" else [],
+    }
+
+
+def _responses_call(
+    spec: ToolCallSpec, position: int, n: int, status: str = "completed"
+) -> dict[str, object]:
+    return {
+        "type": "function_call",
+        "id": f"fc_stub_{n}_{position}",
+        "call_id": _call_id(spec, position, "call_"),
+        "name": spec.name,
+        "arguments": spec.arguments if status == "completed" else "",
+        "status": status,
+    }
+
+
+def _responses_json(message: _Message, model: object, n: int) -> dict[str, object]:
+    output: list[dict[str, object]] = []
+    if message.text or (message.text is not None and not message.calls):
+        output.append(_responses_message(message.text, n))
+    output += [_responses_call(spec, i, n) for i, spec in enumerate(message.calls, start=1)]
+    body: dict[str, object] = {
+        "id": f"resp_stub_{n}",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "model": model,
+        "output": output,
+    }
+    if message.usage is not None:
+        prompt, completion = message.usage
+        body["usage"] = {
+            "input_tokens": prompt,
+            "output_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+    return body
+
+
+def _responses_sse(message: _Message, model: object, n: int) -> list[bytes]:
+    final = _responses_json(message, model, n)
+    start = {**final, "status": "in_progress", "output": []}
+    start.pop("usage", None)
+    events: list[dict[str, object]] = [
+        {"type": "response.created", "response": start},
+        {"type": "response.in_progress", "response": start},
+    ]
+    output = final["output"]
+    assert isinstance(output, list)
+    for index, item in enumerate(output):
+        item_id = item["id"]
+        if item["type"] == "message":
+            text = str(item["content"][0]["text"])
+            part: dict[str, object] = {"type": "output_text", "text": "", "annotations": []}
+            where = {"item_id": item_id, "output_index": index, "content_index": 0}
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": _responses_message("", n, "in_progress"),
+                }
+            )
+            events.append({"type": "response.content_part.added", **where, "part": part})
+            events += [
+                {"type": "response.output_text.delta", **where, "delta": piece, "logprobs": []}
+                for piece in _text_pieces(message)
+            ]
+            events.append({"type": "response.output_text.done", **where, "text": text})
+            events.append(
+                {"type": "response.content_part.done", **where, "part": {**part, "text": text}}
+            )
+        else:
+            spec = message.calls[int(str(item_id).rpartition("_")[2]) - 1]
+            where = {"item_id": item_id, "output_index": index}
+            position = int(str(item_id).rpartition("_")[2])
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": index,
+                    "item": _responses_call(spec, position, n, "in_progress"),
+                }
+            )
+            events += [
+                {"type": "response.function_call_arguments.delta", **where, "delta": piece}
+                for piece in _argument_pieces(spec.arguments)
+            ]
+            events.append(
+                {
+                    "type": "response.function_call_arguments.done",
+                    **where,
+                    "arguments": item["arguments"],
+                }
+            )
+        events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    events.append({"type": "response.completed", "response": final})
+    out = []
+    for number, event in enumerate(events):
+        event = {**event, "sequence_number": number}
+        out.append(f"event: {event['type']}\ndata: {compact_json(event)}\n\n".encode())
+    return out
+
+
+def _gemini_envelope(model: object, n: int) -> dict[str, object]:
+    return {"modelVersion": model, "responseId": f"stub-{n}"}
+
+
+def _gemini_usage(usage: tuple[int, int]) -> dict[str, int]:
+    prompt, completion = usage
+    return {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": completion,
+        "totalTokenCount": prompt + completion,
+    }
+
+
+def _gemini_call(spec: ToolCallSpec) -> dict[str, object]:
+    call: dict[str, object] = {"name": spec.name, "args": spec.input}
+    if spec.id is not None:  # Gemini gives calls no id unless asked to
+        call["id"] = spec.id
+    return {"functionCall": call}
+
+
+def _gemini_json(message: _Message, model: object, n: int) -> dict[str, object]:
+    parts: list[dict[str, object]] = []
+    if message.text or (message.text is not None and not message.calls):
+        parts.append({"text": message.text})
+    parts += [_gemini_call(spec) for spec in message.calls]
+    candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+    body: dict[str, object] = {"candidates": [candidate]}
+    if message.usage is not None:
+        body["usageMetadata"] = _gemini_usage(message.usage)
+    return {**body, **_gemini_envelope(model, n)}
+
+
+def _gemini_sse(message: _Message, model: object, n: int) -> list[bytes]:
+    """Gemini's stream: one whole ``GenerateContentResponse`` per event (text pieces, then
+    the calls and the finish reason), lines ended by CRLF as Google's servers end them."""
+    chunks: list[list[dict[str, object]]] = [[{"text": p}] for p in _text_pieces(message)]
+    calls = [_gemini_call(spec) for spec in message.calls]
+    if calls or not chunks:
+        chunks.append(calls or [{"text": ""}])
+    out: list[bytes] = []
+    for number, parts in enumerate(chunks):
+        candidate: dict[str, object] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        last = number == len(chunks) - 1
+        if last:
+            candidate["finishReason"] = "STOP"
+        body: dict[str, object] = {"candidates": [candidate]}
+        if message.usage is not None:
+            prompt, completion = message.usage
+            body["usageMetadata"] = _gemini_usage((prompt, completion if last else 0))
+        body.update(_gemini_envelope(model, n))
+        out.append(f"data: {compact_json(body)}\r\n\r\n".encode())
+    return out
+
+
+_JSON_RENDERERS = {
+    "openai": _openai_json,
+    "anthropic": _anthropic_json,
+    "responses": _responses_json,
+    "gemini": _gemini_json,
+}
+_SSE_RENDERERS = {
+    "openai": _openai_sse,
+    "anthropic": _anthropic_sse,
+    "responses": _responses_sse,
+    "gemini": _gemini_sse,
+}
 
 
 def _error_wire(status: int, message: str) -> _Wire:

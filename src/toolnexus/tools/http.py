@@ -50,15 +50,16 @@ def http_tool(
 ) -> Tool:
     """A tool that calls an HTTP endpoint with the model's arguments.
 
-    ``{key}`` placeholders in ``url`` take the percent-encoded argument of that name. For
-    ``GET``/``HEAD`` the other arguments go to the query string; for other methods only those
-    named in ``query`` do and the rest form the body (``json``, ``form`` or ``raw``, where raw
-    sends ``args["body"]``). Header values expand ``${ENV}`` variables at call time.
-    A non-2xx status, a network failure or a timeout is an error result, never an exception.
-    ``http_client`` (an ``aiohttp.ClientSession`` or ``httpx.AsyncClient``) pools connections
-    across calls; without it the tools share one kept-alive aiohttp pool per event loop. At most
-    ``max_response_bytes`` of a response are read: a longer body is cut there and the result
-    has ``metadata["truncated"] = True``.
+        ``{key}`` placeholders in ``url`` take the percent-encoded argument of that name. For
+        ``GET``/``HEAD`` the other arguments go to the query string; for other methods only those
+        named in ``query`` do and the rest form the body (``json``, ``form`` or ``raw``, where raw
+        sends ``args["body"]``). Header values expand ``${ENV}`` variables at call time.
+        A non-2xx status, a network failure or a timeout is an error result, never an exception.
+        ``http_client`` (an ``aiohttp.ClientSession`` or ``httpx.AsyncClient``) pools connections
+        across calls; without it the tools share one kept-alive pool per event loop (the library's
+    own HTTP/1.1 transport, responses framed by ``httptools``; redirects followed). At most
+        ``max_response_bytes`` of a response are read: a longer body is cut there and the result
+        has ``metadata["truncated"] = True``.
     """
     method = method.upper()
     query_names = frozenset(query or ())

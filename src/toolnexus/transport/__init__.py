@@ -1,5 +1,6 @@
-"""How the library talks HTTP: a small seam. Model calls go over ``StreamTransport`` (HTTP/1.1 on
-asyncio streams) unless a client is given an ``http_client``; HTTP tools use aiohttp."""
+"""How the library talks HTTP: a small seam. Model calls and tools' own requests go over
+``StreamTransport`` (HTTP/1.1 on asyncio, responses framed by ``httptools``) unless an
+``http_client`` (aiohttp or httpx) is given."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 ``AiohttpTransport`` is what ``transport_for`` gives without a client (one pooled
 ``aiohttp.ClientSession`` per event loop, with keep-alive and no cap on connections in flight);
-model calls use ``streams.StreamTransport`` instead. ``HttpxTransport`` adapts a caller's
+model calls and tools' own requests use ``streams.StreamTransport`` (responses framed by
+``httptools``) instead. ``HttpxTransport`` adapts a caller's
 ``httpx.AsyncClient``. Both translate their library's failures into ``NetworkError`` here, at the
 edge, so nothing above this module knows which one is in use.
 
@@ -152,20 +153,24 @@ def transport_for(http_client: object | None) -> Transport:
     return HttpxTransport(http_client)  # type: ignore[arg-type]
 
 
-_TOOL_TRANSPORT: AiohttpTransport | None = None
+_TOOL_TRANSPORT: Transport | None = None
 _TOOL_TRANSPORT_LOCK = threading.Lock()
 
 
 def tool_transport(http_client: object | None) -> Transport:
     """The transport for a tool's own requests: the caller's client when one is given, else
-    one aiohttp pool per event loop shared by every tool (kept-alive connections, closed when
-    that loop shuts down), so repeated calls to one host skip the connect and TLS handshake."""
+    one ``StreamTransport`` shared by every tool (one pool of kept-alive connections per event
+    loop, closed when that loop shuts down; up to 10 redirects followed), so repeated calls to
+    one host skip the connect and TLS handshake, and responses are framed as strictly as the
+    model's."""
     global _TOOL_TRANSPORT
     if http_client is not None:
         return transport_for(http_client)
     with _TOOL_TRANSPORT_LOCK:
         if _TOOL_TRANSPORT is None:
-            _TOOL_TRANSPORT = AiohttpTransport()
+            from .streams import StreamTransport  # (streams imports this module)
+
+            _TOOL_TRANSPORT = StreamTransport(follow_redirects=10)
         return _TOOL_TRANSPORT
 
 

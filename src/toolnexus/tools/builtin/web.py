@@ -1,6 +1,6 @@
 """``webfetch``: GET a URL and return its body as markdown, plain text or raw HTML.
 
-The request goes through the library's HTTP transport (aiohttp), reads at most
+The request goes through the library's HTTP transport (``StreamTransport``), reads at most
 ``MAX_FETCH_BYTES`` of the body, and gives up after ``timeout`` seconds (or when the run's
 deadline comes first). An HTML page is turned into readable text unless ``format`` is
 ``html``; any other content type comes back unchanged. The output keeps its first 100,000

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..._json import MAX_DEPTH, JSONDepthError, loads
 from ...errors import ConfigError
-from ...transport.http import BodyTooLarge, NetworkError, transport_for
+from ...transport.http import BodyTooLarge, NetworkError, tool_transport
 
 if TYPE_CHECKING:
     import yaml
@@ -73,7 +73,7 @@ def _shown_url(url: str) -> str:
 
 
 async def _fetch(url: str, shown: str, *, http_client: object | None, time_limit: float) -> bytes:
-    transport = transport_for(http_client)
+    transport = tool_transport(http_client)
     try:
         resp = await transport.request(
             "GET",
@@ -88,9 +88,6 @@ async def _fetch(url: str, shown: str, *, http_client: object | None, time_limit
         raise ConfigError(
             f"the OpenAPI document {shown} is larger than {MAX_DOCUMENT_BYTES} bytes"
         ) from None
-    finally:
-        if http_client is None:
-            await transport.aclose()
     if not 200 <= resp.status < 300:
         raise ConfigError(f"could not fetch the OpenAPI document {shown}: HTTP {resp.status}")
     return resp.body
