@@ -121,7 +121,9 @@ def test_suspension_keeps_its_names_and_wait_for_is_one_type() -> None:
 
 
 MYPY_SNIPPET = """\
-    from toolnexus import Client, create_client, create_in_process_client, create_toolkit
+    import aiohttp
+    from toolnexus import BeforeLLM, Client, Hooks, Message, Style
+    from toolnexus import create_client, create_in_process_client, create_toolkit
 
     def generate(request: dict[str, object]) -> dict[str, object]:
         return {"content": "hi"}
@@ -139,10 +141,27 @@ MYPY_SNIPPET = """\
         async with create_toolkit(skills_dir="skills") as tk:
             await tk.aclose()
         await create_toolkit(None, "skills")  # E
+
+    async def typed(client: Client, session: aiohttp.ClientSession) -> None:
+        style: Style = client.style
+        wrong: int = client.style  # E
+        result = await client.run("hi", history=[{"role": "user", "content": "hi"}])
+        messages: list[Message] = result.messages
+        await client.run("hi", history=[{"rol": "user", "content": "hi"}])  # E
+        Client("http://x", model="m", http_client=session)
+        Client("http://x", model="m", http_client=object())  # E
+
+    def before(payload: BeforeLLM) -> None:
+        print(payload["messages"], payload["turn"] + 1)
+
+    def before_wrong(payload: BeforeLLM) -> None:
+        print(payload["message"])  # E
+
+    hooks = Hooks(before_llm=before)
 """
 
 
-def test_mypy_rejects_a_misspelt_option_on_every_factory_and_accepts_the_right_one(
+def test_mypy_rejects_a_misspelt_option_on_every_factory_and_checks_transcripts_and_hooks(
     tmp_path: Path,
 ) -> None:
     api = pytest.importorskip("mypy.api")

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
-from .client.options import ClientOptions, InProcessOptions, Style
+from .client.options import ClientOptions, InProcessOptions
 from .dialects.output import OutputMode
-from .engine.hooks import Hooks
+from .engine.hooks import AfterLLM, AfterTool, BeforeLLM, BeforeTool, Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
 from .errors import (
@@ -38,6 +38,17 @@ from .events import (
     ToolProgressEvent,
     ToolResultEvent,
     UsageEvent,
+)
+from .messages import (
+    AnthropicBlock,
+    AnthropicMessage,
+    GeminiContent,
+    GeminiPart,
+    Message,
+    OpenAIMessage,
+    OpenAIToolCall,
+    ResponsesItem,
+    Style,
 )
 from .metrics_registry import MetricsRegistry
 from .schemas import to_anthropic, to_gemini, to_openai
@@ -95,8 +106,14 @@ __all__ = [
     "SKILLS_PROMPT_PREAMBLE",
     "SKILL_TOOL_DESCRIPTION",
     "SUMMARY_HEADER",
+    "AfterLLM",
+    "AfterTool",
     "Answer",
+    "AnthropicBlock",
+    "AnthropicMessage",
     "AuthenticationError",
+    "BeforeLLM",
+    "BeforeTool",
     "CancelToken",
     "Client",
     "ClientOptions",
@@ -107,6 +124,8 @@ __all__ = [
     "ErrorInfo",
     "Event",
     "FileTokenStore",
+    "GeminiContent",
+    "GeminiPart",
     "Hooks",
     "InMemoryConversationStore",
     "InProcessOptions",
@@ -115,15 +134,19 @@ __all__ = [
     "LLMError",
     "McpInventory",
     "MemoryTokenStore",
+    "Message",
     "MetricsRegistry",
     "ModelCall",
     "ModelRetry",
+    "OpenAIMessage",
+    "OpenAIToolCall",
     "OutputMode",
     "PendingEvent",
     "ProgressFn",
     "RateLimitError",
     "RemoteAgent",
     "Request",
+    "ResponsesItem",
     "RunCancelled",
     "RunInfo",
     "RunResult",

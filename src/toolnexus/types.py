@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ._deprecated import renamed
 from .cancel import CancelToken
 from .errors import ConfigError
+from .messages import Message
 
 __all__ = [
     "Answer",
@@ -222,11 +223,11 @@ class ConversationStore(Protocol):
     exactly one runs.
     """
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The saved transcript, or ``None`` when the id is unknown."""
         ...
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id``."""
         ...
 
@@ -283,7 +284,8 @@ class RunResult:
     """The outcome of one run of the agent loop."""
 
     text: str
-    messages: list[JSONObject]
+    messages: list[Message]
+    """The transcript after the run, in the client's wire style (see ``Message``)."""
     tool_calls: list[ToolCall]
     tool_call_count: int
     turns: int

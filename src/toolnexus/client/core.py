@@ -26,6 +26,7 @@ from ..engine.waiting import (
 )
 from ..errors import ConfigError
 from ..events import DoneEvent, Event, TextEvent
+from ..messages import Message
 from ..metrics_registry import MetricsRegistry
 from ..suspension import Answer, Request
 from ..toolkit import Toolkit
@@ -149,7 +150,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
@@ -196,7 +197,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
@@ -247,7 +248,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         output_type: Any = None,
@@ -338,7 +339,7 @@ class Client:
         answer: Answer,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject],
+        history: Sequence[Message],
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
         output_type: Any = None,
@@ -635,7 +636,7 @@ class Conversation:
     def __init__(self, client: Client, toolkit: Toolkit | None = None) -> None:
         self._client = client
         self._toolkit = toolkit
-        self.messages: list[JSONObject] = []
+        self.messages: list[Message] = []
 
     async def send(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 from .._checks import Kinds, check_kinds, instance_of, optional
 from ..cancel import CancelToken
@@ -18,6 +18,7 @@ from ..dialects.output import OUTPUT_MODES, OutputMode
 from ..engine.hooks import Hook, Hooks
 from ..engine.retry import ErrorInfo
 from ..errors import ConfigError
+from ..messages import Style
 from ..metrics import MetricSink
 from ..metrics_registry import MetricsRegistry
 from ..toolkit import Toolkit
@@ -40,9 +41,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("toolnexus")
-
-Style: TypeAlias = Literal["openai", "anthropic", "responses", "gemini"]
-"""A wire style: the request and reply format of a provider's API (see ``Client``)."""
 
 HTTPClient: TypeAlias = "aiohttp.ClientSession | httpx.AsyncClient"
 """An HTTP client a ``Client`` can send through instead of its own connections."""

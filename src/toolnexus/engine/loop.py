@@ -12,10 +12,10 @@ the loop goes on; no other step changes.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .._callbacks import maybe_await, snapshot
 from ..cancel import CancelToken
@@ -33,6 +33,7 @@ from ..events import (
     ToolResultEvent,
     UsageEvent,
 )
+from ..messages import Message
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit
@@ -66,7 +67,7 @@ class RunInput:
 
     prompt: str | None
     toolkit: Toolkit | None
-    history: list[JSONObject] | None = None
+    history: Sequence[Message] | None = None
     conversation_id: str | None = None
     cancel: CancelToken | None = None
     stream: bool = False
@@ -359,9 +360,10 @@ class Engine:
         if run.conversation_id is not None and run.resume is None:
             await check_not_waiting(self.store, run.conversation_id)
         if run.history is not None:
-            return list(run.history)
+            return list(cast("Sequence[JSONObject]", run.history))
         if run.conversation_id is not None:
-            return list(await self.store.get(run.conversation_id) or [])
+            saved = await self.store.get(run.conversation_id)
+            return list(cast("list[JSONObject]", saved or []))
         return []
 
     async def shape(
@@ -540,7 +542,7 @@ class Engine:
     ) -> DoneEvent:
         result = RunResult(
             text=text,
-            messages=state.messages,
+            messages=cast("list[Message]", state.messages),
             tool_calls=state.tool_calls,
             tool_call_count=len(state.tool_calls),
             turns=state.turns,
@@ -554,7 +556,9 @@ class Engine:
             _output_dump=dump,
         )
         if run.conversation_id is not None:
-            await self.store.save(run.conversation_id, snapshot(state.messages))
+            await self.store.save(
+                run.conversation_id, cast("list[Message]", snapshot(state.messages))
+            )
             if result.pending is not None:  # so another process can list and answer it
                 await save_pending(self.store, run.conversation_id, snapshot(result.pending))
         await self.metrics.run(

@@ -13,12 +13,13 @@ pool (``pip install 'toolnexus[postgres]'``), imported when the store is made.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._deprecated import renamed
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
-from ..types import JSONObject
+from ..messages import Message
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -88,7 +89,7 @@ class PostgresConversationStore:
         ).format(name)
         self._delete = sql.SQL("DELETE FROM {} WHERE id = %s").format(name)
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None``."""
         row = await self._run("get", self._select, (_id(id),), fetch=True)
         if row is None:
@@ -98,7 +99,7 @@ class PostgresConversationStore:
             raise ToolnexusError(f"{self._where} {self.table}[{id!r}] is not a JSON array")
         return value
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript under ``id`` (one upsert)."""
         from psycopg.types.json import Jsonb
 

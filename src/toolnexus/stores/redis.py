@@ -10,6 +10,7 @@ leave exactly one of them, the last to arrive. Needs the ``redis`` package
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,7 +18,7 @@ from .._deprecated import renamed
 from .._json import compact_json
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
-from ..types import JSONObject
+from ..messages import Message
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -74,7 +75,7 @@ class RedisConversationStore:
             )
         self._errors: tuple[type[BaseException], ...] = (aioredis.RedisError, OSError)
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None``."""
         raw = await self._call("get", self._client.get, self._key(id))
         if raw is None:
@@ -89,7 +90,7 @@ class RedisConversationStore:
             raise ToolnexusError(f"{self._where} key {self._key(id)!r} is not a JSON array")
         return value
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript under ``id`` (one ``SET``; the TTL renews)."""
         text = compact_json(messages)
         await self._call("save", self._client.set, self._key(id), text, ex=self.ttl_seconds)

@@ -24,7 +24,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
@@ -32,8 +32,8 @@ from typing import TypeVar
 from .._deprecated import renamed
 from .._json import compact_json
 from ..errors import ConfigError, ToolnexusError
+from ..messages import Message
 from ..suspension import Request
-from ..types import JSONObject
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
 
@@ -104,20 +104,20 @@ class SqliteConversationStore:
         """The database file, as an absolute path."""
         return self._path
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None`` when the id is unknown.
 
         Raises ``ToolnexusError`` naming the id and the file when the stored text is not a
         JSON array of message objects.
         """
 
-        def read(conn: sqlite3.Connection) -> list[JSONObject] | None:
+        def read(conn: sqlite3.Connection) -> list[Message] | None:
             row = conn.execute(_SELECT, (id,)).fetchone()
             return None if row is None else self._decode(id, row[0])
 
         return await self._call("read", id, read)
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id`` (one upsert in its own transaction)."""
         text = _encode(id, messages)
         stamp = _utc_now()
@@ -250,7 +250,7 @@ class SqliteConversationStore:
                 conn.close()
             self._ready = True
 
-    def _decode(self, id: str, text: str) -> list[JSONObject]:
+    def _decode(self, id: str, text: str) -> list[Message]:
         where = f"conversation {id!r} in {self._path}"
         try:
             messages = json.loads(text)
@@ -328,7 +328,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _encode(id: str, messages: list[JSONObject]) -> str:
+def _encode(id: str, messages: Sequence[Message]) -> str:
     """Compact JSON text of a transcript, taken on the caller's thread (a snapshot).
 
     A string holding a lone surrogate (half of a split emoji) cannot be stored as UTF-8; such a
