@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+
 import pytest
 
 from tests.running import ASYNC_MODES, MakeClient, drive
@@ -11,6 +15,7 @@ from toolnexus import (
     ToolProgressEvent,
     ToolResult,
     ToolResultEvent,
+    tool,
 )
 from toolnexus.testing import StubLLMServer, reply
 
@@ -91,3 +96,33 @@ async def test_a_run_nobody_watches_still_gives_tools_a_progress_callback(
         ("c1", "done", False),
         ("c2", "done", False),
     ]
+
+
+async def test_a_sync_tool_reporting_from_its_thread_is_heard_at_once_in_debug_mode(
+    stub: StubLLMServer, make_client: MakeClient
+) -> None:
+    # The tool waits (at most 5 s) until the run has passed its report on: a report put in
+    # the loop's queue from the tool's thread without waking the loop is heard only late, and
+    # in asyncio's debug mode that put raises instead.
+    asyncio.get_running_loop().set_debug(True)
+    heard = threading.Event()
+
+    @tool
+    def slow(ctx: ToolContext) -> str:
+        """Report half-way, then wait until the report was heard."""
+        assert ctx.progress is not None
+        ctx.progress(1, 2, "half")
+        return "heard" if heard.wait(5) else "not heard"
+
+    def on_event(event: object) -> None:
+        if isinstance(event, ToolProgressEvent):
+            heard.set()
+
+    stub.enqueue(reply.tool_calls(reply.call("slow", id="c1")), reply.text("ok"))
+    toolkit = await toolkit_of(slow)
+    started = time.perf_counter()
+    async with asyncio.timeout(10):
+        result = await make_client("openai").run("hi", toolkit, on_event=on_event)
+    assert [c.output for c in result.tool_calls] == ["heard"]
+    assert result.text == "ok"
+    assert time.perf_counter() - started < 3

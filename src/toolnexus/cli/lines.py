@@ -2,13 +2,20 @@
 
 Each read runs on its own daemon thread: a read still waiting when the user presses Ctrl-C
 never keeps the process alive (the default executor would wait for it at shutdown).
+
+Lines are read as bytes where the stream has them and decoded as UTF-8; bytes that are not
+UTF-8 (binary input, another encoding) become ``\\xNN`` escapes, and ``note`` is told so,
+instead of the line ending the input or a run failing later on text that cannot be sent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from typing import IO
+
+from .._text import valid_text
 
 __all__ = ["LineReader"]
 
@@ -16,8 +23,9 @@ __all__ = ["LineReader"]
 class LineReader:
     """``await reader.readline()`` → the next line without its newline, or ``None`` at EOF."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], *, note: Callable[[str], None] | None = None) -> None:
         self._stream = stream
+        self._note = note
         self._eof = False
 
     async def readline(self) -> str | None:
@@ -36,7 +44,7 @@ class LineReader:
 
         def read() -> None:
             try:
-                line: str | BaseException = self._stream.readline()
+                line: str | BaseException = self._read()
             except (OSError, ValueError) as exc:
                 line = exc
             try:
@@ -52,4 +60,15 @@ class LineReader:
         if line == "":
             self._eof = True
             return None
-        return line.removesuffix("\n").removesuffix("\r")
+        text, invalid = valid_text(line.removesuffix("\n").removesuffix("\r"))
+        if invalid and self._note is not None:
+            what = "byte that is" if invalid == 1 else "bytes that are"
+            self._note(f"note: the input had {invalid} {what} not UTF-8, sent as \\xNN escapes")
+        return text
+
+    def _read(self) -> str:
+        raw = getattr(self._stream, "buffer", None)
+        if raw is None:
+            return self._stream.readline()
+        data: bytes = raw.readline()
+        return data.decode("utf-8", "surrogateescape")

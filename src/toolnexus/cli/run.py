@@ -36,7 +36,7 @@ async def run_command(args: argparse.Namespace) -> int:
     if found is None:
         return EXIT_USAGE
     base_url, model, style = found
-    reader = LineReader(sys.stdin)
+    reader = LineReader(sys.stdin, note=lambda text: console.line(text, "yellow"))
     wait_for = _terminal_wait_for(console, reader) if _is_terminal(sys.stdin) else None
     store = _sqlite_store(args) if args.id is not None else None
     try:

@@ -11,6 +11,7 @@ the loop goes on; no other step changes.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from .._callbacks import maybe_await, snapshot
+from .._text import valid_text, valid_value
 from ..cancel import CancelToken
 from ..dialects import ArgumentsDelta, Dialect, StreamItem, ToolUse, Turn
 from ..dialects.base import prompt_message
@@ -57,6 +59,8 @@ from .scope import RunScope, guarded
 from .serial import KeyedLock
 from .tool_calls import Finished, Outcome, ToolRunner
 from .waiting import check_not_waiting, save_pending
+
+logger = logging.getLogger("toolnexus")
 
 __all__ = ["Engine", "RunInput", "WaitFor"]
 
@@ -218,7 +222,7 @@ class Engine:
         if run.resume is None:
             if self.dialect.system_in_messages and system and not state.messages:
                 state.messages.append({"role": "system", "content": system})
-            state.messages.append(prompt_message(self.dialect, run.prompt))
+            state.messages.append(prompt_message(self.dialect, _valid_prompt(run.prompt)))
         else:
             async with aclosing(self._resume(run.resume, runner, state)) as events:
                 async for event in events:
@@ -243,7 +247,7 @@ class Engine:
                 async with aclosing(calls) as items:
                     async for item in items:
                         if isinstance(item, str):
-                            yield TextEvent(item)
+                            yield TextEvent(valid_text(item)[0])
                         elif isinstance(item, ArgumentsDelta):
                             if answers is None or not answers.final(item.name):
                                 yield ToolCallDeltaEvent(item.id, item.name, item.index, item.delta)
@@ -257,8 +261,8 @@ class Engine:
             state.stop_reason = reply.stop_reason
             entries = reply.entries()
             if entries:
-                state.messages.extend(entries)
-                state.last_message = reply.message
+                state.messages.extend(valid_value(entries)[0])  # a JSON "\ud800" is no UTF-8 text
+                state.last_message = valid_value(reply.message)[0]
             if self.hooks.after_llm is not None:
                 payload = {"response": snapshot(reply.response), "model": self.model, "turn": turn}
                 await call_hook(
@@ -270,7 +274,7 @@ class Engine:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
                 if answers is None:
-                    yield await self._done(run, state, "done", reply.text)
+                    yield await self._done(run, state, "done", valid_text(reply.text)[0])
                     return
                 said = await answers.check_text(reply.text)
                 if said.ok or answers.failed():
@@ -524,10 +528,11 @@ class Engine:
         (gemini's ``functionResponse``) gets the calls along, through ``call_results``."""
         call_results = getattr(self.dialect, "call_results", None)
         if call_results is None:
-            return self.dialect.tool_results(results)
-        by_id = {use.id: use for use in uses}
-        entries: list[JSONObject] = call_results([(by_id[i], r) for i, r in results if i in by_id])
-        return entries
+            entries = self.dialect.tool_results(results)
+        else:
+            by_id = {use.id: use for use in uses}
+            entries = call_results([(by_id[i], r) for i, r in results if i in by_id])
+        return valid_value(entries)[0]  # tool output is repaired already; metadata may not be
 
     async def _done(
         self,
@@ -588,3 +593,13 @@ def _is_done(event: Event) -> bool:
 
 def _ms_since(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
+
+
+def _valid_prompt(prompt: str | None) -> str | None:
+    """The prompt as valid Unicode (see ``toolnexus._text``); a warning says when it was not."""
+    if prompt is None:
+        return None
+    text, invalid = valid_text(prompt)
+    if invalid:
+        logger.warning("the prompt had %d characters that are not valid Unicode: replaced", invalid)
+    return text

@@ -236,17 +236,37 @@ class ToolRunner:
 
 class _Progress:
     """A call's ``ToolContext.progress``: each report becomes a ``ToolProgressEvent``. (One
-    object per call where a closure made five, for the collector to walk.)"""
+    object per call where a closure made five, for the collector to walk.)
 
-    __slots__ = ("call_id", "name", "queue")
+    A sync tool reports from its worker thread, where an ``asyncio.Queue`` must not be
+    touched: a report from any thread but the run's loop is handed over with
+    ``call_soon_threadsafe`` (which also wakes the loop at once). A report that arrives after
+    the loop has closed is dropped."""
+
+    __slots__ = ("call_id", "loop", "name", "queue")
 
     def __init__(self, queue: asyncio.Queue[Any], call_id: str, name: str) -> None:
         self.queue = queue
         self.call_id = call_id
         self.name = name
+        self.loop = asyncio.get_running_loop()
 
     def __call__(self, done: float, total: float | None, message: str | None) -> None:
-        self.queue.put_nowait(ToolProgressEvent(self.call_id, self.name, done, total, message))
+        event = ToolProgressEvent(self.call_id, self.name, done, total, message)
+        if _running_loop() is self.loop:
+            self.queue.put_nowait(event)
+            return
+        try:
+            self.loop.call_soon_threadsafe(self.queue.put_nowait, event)
+        except RuntimeError:  # the loop has closed: nobody is left to hear it
+            pass
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _unheard(done: float, total: float | None, message: str | None) -> None:

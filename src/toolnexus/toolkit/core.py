@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .. import schemas
 from .._deprecated import renamed
 from .._redact import redact, redact_exception, redact_value, secret_in
+from .._text import invalid_note, valid_text, valid_value
 from ..errors import ConfigError
 from ..tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
 from ..types import JSONObject, OnCall, ServeHandle, Tool, ToolContext, ToolResult
@@ -261,7 +262,9 @@ def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResu
     """``result`` with secrets masked and its output cut to ``max_chars`` characters.
 
     A cut output keeps its head and ends with a line saying how much was ``truncated``;
-    ``metadata["truncated"]`` is then ``True``. Without ``max_chars`` nothing is cut.
+    ``metadata["truncated"]`` is then ``True``. Without ``max_chars`` nothing is cut. Text
+    that is not valid Unicode (lone surrogates, as a file name that is not UTF-8 gives) is
+    made valid (``toolnexus._text``) and a last line says so.
     """
     output = result.output if isinstance(result.output, str) else str(result.output)
     metadata = result.metadata
@@ -269,6 +272,10 @@ def bounded_result(result: ToolResult, max_chars: int | None = None) -> ToolResu
         dropped = len(output) - max_chars
         output = output[:max_chars] + f"\n[output truncated: {dropped} more characters]"
         metadata = {**(metadata or {}), "truncated": True}
+    output, invalid = valid_text(output)
+    if invalid:  # said in the output, where the model reads it
+        output = f"{output}\n{invalid_note(invalid)}"
+    metadata, _ = valid_value(metadata)
     if secret_in(output) or (metadata and secret_in(repr(metadata))):
         output = redact(output)
         metadata = redact_value(metadata)

@@ -46,12 +46,18 @@ class Watch:
         self.folder = str(folder)
         self.hold = hold
         self.events: list[tuple[str, str, int]] = []
+        self.folders: set[int] = set()
+        """Indexes in ``events`` of opens with ``O_DIRECTORY``."""
         self.entered = threading.Event()
         self.release = threading.Event()
 
     def opened(self) -> list[str]:
-        """Names of the files opened, in order."""
-        return [Path(path).name for event, path, _ in self.events if event == "open"]
+        """Names of the files opened, in order (folders opened to walk them left out)."""
+        return [
+            Path(path).name
+            for index, (event, path, _) in enumerate(self.events)
+            if event == "open" and index not in self.folders
+        ]
 
     def __enter__(self) -> Watch:
         if not Watch._installed:
@@ -72,8 +78,17 @@ class Watch:
             return
         path = os.fsdecode(args[0])
         for watch in list(Watch._active):
-            if path.startswith(watch.folder):
+            # A relative name is one opened below a folder's descriptor (``dir_fd=``), as the
+            # file tools do under a root: counted as inside the watched folder.
+            if path.startswith(watch.folder) or not os.path.isabs(path):
+                if event == "open" and _is_folder_open(args):
+                    watch.folders.add(len(watch.events))
                 watch.events.append((event, path, threading.get_ident()))
                 if event == "open" and watch.hold and Path(path).name == watch.hold:
                     watch.entered.set()
                     watch.release.wait(5)
+
+
+def _is_folder_open(args: tuple[Any, ...]) -> bool:
+    flags = args[2] if len(args) > 2 else None
+    return isinstance(flags, int) and bool(flags & getattr(os, "O_DIRECTORY", 0))

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import json
+import time
 from pathlib import Path
 
-from toolnexus import create_toolkit
+import pytest
+
+from toolnexus import RunTimeout, ToolContext, create_toolkit
 from toolnexus.testing import StubLLMServer, reply
+from toolnexus.tools.builtin import BuiltinScope, builtin_tools
 
 from ...running import MakeClient, drive
 
@@ -79,3 +85,48 @@ async def test_a_refused_path_reaches_the_model_as_an_error_and_the_run_goes_on(
     sent = json.dumps(stub.requests[-1].json)
     assert "outside the root" in sent
     assert "root:x:0:0" not in sent
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)+$"])
+async def test_a_backtracking_grep_pattern_neither_freezes_the_loop_nor_outlives_the_deadline(
+    tmp_path: Path, stub: StubLLMServer, make_client: MakeClient, pattern: str
+) -> None:
+    # Python's re holds the GIL through a match: ``(a+)+$`` against this line takes minutes,
+    # and the loop (every other task of the process) would stand still all that time.
+    (tmp_path / "long.txt").write_text("a" * 28 + "b\n")
+    stub.enqueue(reply.tool_calls(reply.call("grep", {"pattern": pattern})), reply.text("done"))
+    ticks: list[float] = []
+
+    async def ticker() -> None:
+        while True:
+            ticks.append(time.perf_counter())
+            await asyncio.sleep(0.01)
+
+    ticking = asyncio.create_task(ticker())
+    started = time.perf_counter()
+    try:
+        async with await create_toolkit(builtins={"root": str(tmp_path)}) as tk:
+            client = make_client("openai", timeout_ms=500)
+            try:
+                result = await client.run("search", tk)
+            except RunTimeout:
+                result = None
+    finally:
+        ticking.cancel()
+    took = time.perf_counter() - started
+    assert took < 2.0
+    gaps = [b - a for a, b in itertools.pairwise([*ticks, time.perf_counter()])]
+    assert max(gaps) < 0.5, max(gaps)
+    if result is not None:  # the search ended within the deadline: its result is an answer
+        [call] = result.tool_calls
+        assert call.output == "" or "took more than" in call.output, call.output
+
+
+async def test_a_pattern_that_keeps_backtracking_is_stopped_and_says_why(tmp_path: Path) -> None:
+    (tmp_path / "long.txt").write_text("a" * 40 + "!\n")
+    [grep] = [t for t in builtin_tools(BuiltinScope(tmp_path)) if t.name == "grep"]
+    started = time.perf_counter()
+    result = await grep.execute({"pattern": "(a|aa)+$"}, ToolContext(timeout=0.3))
+    assert time.perf_counter() - started < 1.5
+    assert result.is_error
+    assert result.output.startswith("grep: the pattern '(a|aa)+$' took more than 0.3s")

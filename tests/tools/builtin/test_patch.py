@@ -219,3 +219,33 @@ async def test_an_added_file_gets_a_final_newline_and_an_update_keeps_modes(
     assert (project / "run.sh").read_text() == "echo bye\n"
     assert (project / "run.sh").stat().st_mode & 0o777 == 0o755
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("confined", [False, True], ids=["no root", "root"])
+@pytest.mark.parametrize("where", ["same folder", "other folder"])
+async def test_deleting_a_symlink_removes_the_link_and_keeps_the_file_it_points_to(
+    project: Path, confined: bool, where: str
+) -> None:
+    # As rm and git apply do: the link goes, the file it names stays as it was.
+    target = project / "old.txt" if where == "same folder" else project / "sub/real.txt"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("still here\n")
+    (project / "link.txt").symlink_to(target)
+    result = await call(
+        "apply_patch", patch("*** Delete File: link.txt"), project if confined else None
+    )
+    assert result == ToolResult(
+        "Applied patch: 1 file operation",
+        metadata={"added": [], "updated": [], "deleted": ["link.txt"]},
+    )
+    assert not (project / "link.txt").is_symlink()
+    assert not (project / "link.txt").exists()
+    assert target.read_text() == "still here\n"
+
+
+async def test_deleting_a_dangling_symlink_is_refused_as_no_such_file(project: Path) -> None:
+    (project / "dangling.txt").symlink_to(project / "gone.txt")
+    result = await call("apply_patch", patch("*** Delete File: dangling.txt"))
+    assert result.is_error
+    assert "no such file" in result.output
+    assert (project / "dangling.txt").is_symlink()

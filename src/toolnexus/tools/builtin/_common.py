@@ -68,6 +68,17 @@ class BuiltinScope:
             raise ArgError(f"{path} is outside the root {self.root}")
         return resolved
 
+    def resolve_name(self, path: str) -> Path:
+        """Like ``resolve``, but a symlink in the last component is kept (the link itself, as
+        ``rm`` sees it); its folder is resolved and checked as ``resolve`` does, and so is
+        where the link leads."""
+        final = self.resolve(path)
+        base = Path(path) if self.root is None else self.root / path
+        name = base.name
+        if name in ("", ".", "..") or not os.path.islink(base):
+            return final
+        return self.resolve(str(base.parent)) / name
+
 
 def fail(tool: str, message: str, metadata: JSONObject | None = None) -> ToolResult:
     """The error result ``"<tool>: <message>"``."""

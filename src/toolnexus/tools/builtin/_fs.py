@@ -6,13 +6,13 @@ import asyncio
 import math
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TypeVar
 
 from ._common import MAX_OUTPUT_CHARS, ArgError
 
-__all__ = ["HeadText", "check_regular", "fs_errors", "in_thread", "whole_number"]
+__all__ = ["FILE_THREADS", "HeadText", "fs_errors", "in_thread", "whole_number"]
 
 T = TypeVar("T")
 
@@ -41,26 +41,33 @@ def fs_errors(shown: str) -> Iterator[None]:
         raise ArgError(_os_message(exc, shown)) from None
 
 
-def check_regular(target: Path, shown: str, *, must_exist: bool = True) -> None:
-    """Refuse anything but a regular file (a FIFO or a device could block or never end)."""
-    if not target.exists():
-        if must_exist:
-            raise ArgError(f"no such file: {shown}")
-        return
-    if target.is_dir():
-        raise ArgError(f"is a directory: {shown}")
-    if not target.is_file():
-        raise ArgError(f"not a regular file: {shown}")
+FILE_THREADS = 8
+"""Worker threads the file tools share (more calls wait for a free one)."""
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(FILE_THREADS, thread_name_prefix="toolnexus-files")
+        return _pool
 
 
 async def in_thread(work: Callable[[threading.Event], T]) -> T:
-    """Run ``work(stop)`` in a worker thread; when the caller is cancelled, ``stop`` is set so
-    a long walk ends soon instead of running on unobserved."""
+    """Run ``work(stop)`` in one of the file tools' own worker threads (never asyncio's
+    default executor, which other parts of a program, the SQLite store among them, depend
+    on); when the caller is cancelled, ``stop`` is set so a long walk ends soon instead of
+    running on unobserved."""
     stop = threading.Event()
+    future = _threads().submit(work, stop)
     try:
-        return await asyncio.to_thread(work, stop)
+        return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
         stop.set()
+        future.cancel()
         raise
 
 

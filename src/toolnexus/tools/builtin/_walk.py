@@ -3,8 +3,10 @@
 The walk visits regular files below a folder depth first, each folder's entries sorted so that
 the relative paths come out in plain string order (a folder sorts as its name plus ``/``), so
 "the first ``limit`` matches" of a walk are also the first in sorted order and a search can
-stop early. It skips ``node_modules`` and ``.git`` folders, does not follow symlinked folders,
-and, under a confinement root, skips symlinks that lead outside it.
+stop early. It skips ``node_modules`` and ``.git`` folders, does not follow symlinked folders
+(each folder is opened from its parent's descriptor with ``O_NOFOLLOW``, so not even one
+swapped for a symlink mid-walk), and, under a confinement root, skips symlinks that lead
+outside it.
 
 Patterns: ``*`` matches within one path segment, ``**`` across segments (``**/`` also matches
 no folder at all), ``?`` one character other than ``/``, ``[abc]``/``[!abc]`` one character
@@ -18,12 +20,14 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from pathlib import Path
 
-from ._common import ArgError
+from ._common import ArgError, BuiltinScope
+from ._confined import folder_fd
 
-__all__ = ["SKIPPED_DIRS", "compile_glob", "walk_files"]
+__all__ = ["SKIPPED_DIRS", "Found", "compile_glob", "walk_files"]
 
 SKIPPED_DIRS = frozenset({"node_modules", ".git"})
 """Folders a walk never enters."""
@@ -109,41 +113,79 @@ def _alternatives(pattern: str, i: int, out: list[str]) -> int:
     return j + 1
 
 
-def walk_files(base: Path, root: Path | None, stop: threading.Event) -> Iterator[tuple[str, str]]:
-    """``(relative path, full path)`` of every regular file below ``base``, in sorted order.
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A regular file a walk found: ``rel`` below the search folder, ``path`` in full, and
+    how to open it: ``name`` in the folder descriptor ``folder`` (valid only until the walk
+    moves on), or, for a symlink (``link``), by its full path."""
 
-    ``root`` is the confinement root (symlinks resolving outside it are skipped); ``stop``
-    ends the walk early when set.
+    rel: str
+    path: str
+    folder: int
+    name: str
+    link: bool
+
+
+def walk_files(
+    scope: BuiltinScope, base: Path, shown: str, stop: threading.Event
+) -> Generator[Found]:
+    """Every regular file below ``base``, in sorted order.
+
+    Folders are opened from the root without following links (see ``_confined``), so a
+    folder swapped for a symlink while the walk runs is not entered; a symlink to a file is
+    listed when it stays inside the root. ``stop`` ends the walk early when set.
     """
-    stack = [iter(_sorted_entries(base))]
+    root = scope.root
+    top = folder_fd(scope, base, shown)
+    fds = [top]
+    stack = [iter(_sorted_entries(top))]
     prefixes = [""]
-    while stack:
-        if stop.is_set():
-            return
-        entry = next(stack[-1], None)
-        if entry is None:
-            stack.pop()
-            prefixes.pop()
-            continue
-        rel = prefixes[-1] + entry.name
-        try:
-            if entry.is_symlink():
-                if entry.is_dir() or not entry.is_file():
-                    continue
-                if root is not None and not _inside(entry.path, root):
-                    continue
-                yield rel, entry.path
-            elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIPPED_DIRS:
-                    stack.append(iter(_sorted_entries(entry.path)))
-                    prefixes.append(rel + "/")
-            elif entry.is_file(follow_symlinks=False):
-                yield rel, entry.path
-        except OSError:
-            continue
+    full = [str(base).rstrip("/")]
+    try:
+        while stack:
+            if stop.is_set():
+                return
+            entry = next(stack[-1], None)
+            if entry is None:
+                stack.pop()
+                prefixes.pop()
+                full.pop()
+                os.close(fds.pop())
+                continue
+            rel = prefixes[-1] + entry.name
+            path = f"{full[-1]}/{entry.name}"
+            try:
+                if entry.is_symlink():
+                    if entry.is_dir() or not entry.is_file():
+                        continue
+                    if root is not None and not _inside(path, root):
+                        continue
+                    yield Found(rel, path, fds[-1], entry.name, True)
+                elif entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIPPED_DIRS:
+                        fd = os.open(entry.name, _SUBDIR, dir_fd=fds[-1])
+                        fds.append(fd)
+                        stack.append(iter(_sorted_entries(fd)))
+                        prefixes.append(rel + "/")
+                        full.append(path)
+                elif entry.is_file(follow_symlinks=False):
+                    yield Found(rel, path, fds[-1], entry.name, False)
+            except OSError:
+                continue
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
-def _sorted_entries(folder: str | Path) -> list[os.DirEntry[str]]:
+_SUBDIR = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _sorted_entries(folder: int) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
             listed = list(entries)

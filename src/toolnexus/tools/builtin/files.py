@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import TextIO
 
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import ArgError, BuiltinScope, builtin, opt_bool, opt_number, require_str
-from ._fs import HeadText, check_regular, fs_errors, in_thread, whole_number
+from ._confined import open_file
+from ._fs import HeadText, fs_errors, in_thread, whole_number
 
 __all__ = ["tools"]
 
@@ -89,8 +91,8 @@ def _read(
     target = scope.resolve(path)
     head = HeadText()
     with fs_errors(path):
-        check_regular(target, path)
-        with open(target, encoding="utf-8", newline="\n") as file:
+        fd = open_file(scope, target, path)
+        with open(fd, encoding="utf-8", newline="\n") as file:
             if offset is None and limit is None:
                 while chunk := file.read(_CHUNK):
                     if stop.is_set():
@@ -130,31 +132,53 @@ def _write(scope: BuiltinScope, path: str, content: str) -> ToolResult:
     except UnicodeEncodeError:
         raise ArgError("content is not valid Unicode text") from None
     with fs_errors(path):
-        check_regular(target, path, must_exist=False)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        fd = open_file(scope, target, path, os.O_WRONLY | os.O_CREAT, create_parents=True)
+        _replace_content(fd, data)
     return ToolResult(f"Wrote {len(data)} bytes to {path}", metadata={"bytes": len(data)})
 
 
 def _edit(scope: BuiltinScope, path: str, old: str, new: str, every: bool) -> ToolResult:
     target = scope.resolve(path)
     with fs_errors(path):
-        check_regular(target, path)
-        text = target.read_bytes().decode("utf-8")
-        found = text.count(old)
-        if found == 0:
-            raise ArgError(f"oldString not found in {path}")
-        if found > 1 and not every:
-            raise ArgError(
-                f"oldString occurs {found} times in {path}; give more surrounding text to make "
-                "it unique, or set replaceAll"
-            )
-        updated = text.replace(old, new) if every else text.replace(old, new, 1)
+        fd = open_file(scope, target, path, os.O_RDWR)
         try:
-            data = updated.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ArgError("newString is not valid Unicode text") from None
-        target.write_bytes(data)
+            text = _read_all(fd).decode("utf-8")
+            found = text.count(old)
+            if found == 0:
+                raise ArgError(f"oldString not found in {path}")
+            if found > 1 and not every:
+                raise ArgError(
+                    f"oldString occurs {found} times in {path}; give more surrounding text to "
+                    "make it unique, or set replaceAll"
+                )
+            updated = text.replace(old, new) if every else text.replace(old, new, 1)
+            try:
+                data = updated.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ArgError("newString is not valid Unicode text") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        _replace_content(fd, data)
     n = found if every else 1
     plural = "" if n == 1 else "s"
     return ToolResult(f"Edited {path} ({n} replacement{plural})", metadata={"replacements": n})
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything in the open file ``fd``, from its start."""
+    parts: list[bytes] = []
+    os.lseek(fd, 0, os.SEEK_SET)
+    while chunk := os.read(fd, _CHUNK):
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _replace_content(fd: int, data: bytes) -> None:
+    """Make ``data`` the whole content of the open file ``fd``, then close it."""
+    with open(fd, "r+b", buffering=0) as file:
+        file.seek(0)
+        file.truncate()
+        view = memoryview(data)
+        while view:
+            view = view[file.write(view) or 0 :]

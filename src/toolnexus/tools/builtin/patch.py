@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import secrets
-import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import ArgError, BuiltinScope, builtin, require_str
-from ._fs import check_regular, fs_errors, in_thread
+from ._confined import folder_fd, open_file, opened_folder
+from ._fs import fs_errors, in_thread
 
 __all__ = ["tools"]
 
@@ -159,7 +160,7 @@ class _Plan:
 
 def _apply(scope: BuiltinScope, operations: list[Operation]) -> ToolResult:
     plan = _check(scope, operations)
-    _write_all(plan)
+    _write_all(scope, plan)
     done: dict[str, list[str]] = {"added": [], "updated": [], "deleted": []}
     for op in operations:
         done[_DONE[op.kind]].append(op.path)
@@ -176,18 +177,14 @@ def _check(scope: BuiltinScope, operations: list[Operation]) -> _Plan:
 
     def state(target: Path, shown: str) -> str | None:
         if target not in current:
-            with fs_errors(shown):
-                if not target.exists():
-                    current[target] = None
-                else:
-                    check_regular(target, shown)
-                    current[target] = target.read_bytes().decode("utf-8")
+            current[target] = _read_text(scope, target, shown)
         return current[target]
 
     for op in operations:
         target = scope.resolve(op.path)
         target = target if scope.root is not None else Path(os.path.realpath(target))
         text = state(target, op.path)
+        where = target
         if op.kind == "add":
             if text is not None:
                 raise ArgError(f"cannot add {op.path}: it already exists")
@@ -196,14 +193,26 @@ def _check(scope: BuiltinScope, operations: list[Operation]) -> _Plan:
             raise ArgError(f"cannot {op.kind} {op.path}: no such file")
         elif op.kind == "delete":
             new = None
+            where = scope.resolve_name(op.path)  # a symlink: the link goes, not its file
         else:
             new = _patched(text, op)
         if new is not None and not _encodable(new):
             raise ArgError(f"{op.path}: the new content is not valid Unicode text")
         current[target] = new
-        plan.contents[target] = new
-        plan.shown[target] = op.path
+        plan.contents[where] = new
+        plan.shown[where] = op.path
     return plan
+
+
+def _read_text(scope: BuiltinScope, target: Path, shown: str) -> str | None:
+    """The text of ``target``, or ``None`` when there is no such file."""
+    with fs_errors(shown):
+        try:
+            fd = open_file(scope, target, shown)
+        except FileNotFoundError:
+            return None
+        with open(fd, "rb") as file:
+            return file.read().decode("utf-8")
 
 
 def _encodable(text: str) -> bool:
@@ -227,9 +236,11 @@ def _patched(text: str, op: Operation) -> str:
     return text
 
 
-def _write_all(plan: _Plan) -> None:
-    """Stage every new content beside its target, then rename them all into place."""
-    staged: list[tuple[Path, Path]] = []
+def _write_all(scope: BuiltinScope, plan: _Plan) -> None:
+    """Stage every new content beside its target, then rename them all into place. Every
+    step works in a descriptor of the target's folder opened from the root without following
+    links (see ``_confined``), so a folder swapped for a symlink meanwhile is refused."""
+    staged: list[tuple[int, str, str, Path]] = []  # folder fd, temporary name, name, target
     made: list[Path] = []
     try:
         for target, content in plan.contents.items():
@@ -237,47 +248,70 @@ def _write_all(plan: _Plan) -> None:
                 continue
             shown = plan.shown[target]
             with fs_errors(shown):
-                made.extend(_make_parents(target.parent))
-                staged.append((_stage(target, content), target))
+                folder = folder_fd(scope, target.parent, shown, create=True, made=made)
+                try:
+                    staged.append(
+                        (folder, _stage(folder, target.name, content), target.name, target)
+                    )
+                except BaseException:
+                    os.close(folder)
+                    raise
     except BaseException:
-        for temp, _ in staged:
-            temp.unlink(missing_ok=True)
-        for folder in reversed(made):
-            _remove_empty(folder)
+        for folder, temp, _, _ in staged:
+            _unlink(folder, temp)
+            os.close(folder)
+        for created in reversed(made):
+            _remove_empty(created)
         raise
-    for temp, target in staged:
-        with fs_errors(plan.shown[target]):
-            os.replace(temp, target)
+    try:
+        for folder, temp, name, target in staged:
+            with fs_errors(plan.shown[target]):
+                os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    finally:
+        for folder, *_ in staged:
+            os.close(folder)
     for target, content in plan.contents.items():
         if content is None:
-            with fs_errors(plan.shown[target]):
-                target.unlink(missing_ok=True)
+            shown = plan.shown[target]
+            with fs_errors(shown), opened_folder(scope, target.parent, shown) as folder:
+                _unlink(folder, target.name)
 
 
-def _make_parents(folder: Path) -> list[Path]:
-    missing: list[Path] = []
-    while not folder.exists():
-        missing.append(folder)
-        folder = folder.parent
-    for created in reversed(missing):
-        created.mkdir()
-    return list(reversed(missing))
-
-
-def _stage(target: Path, content: str) -> Path:
-    """``content`` written to a new file beside ``target`` (with ``target``'s mode, or the
-    usual mode for a new file)."""
-    temp = target.parent / f".{target.name}.{secrets.token_hex(6)}.patch"
-    handle = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+def _stage(folder: int, name: str, content: str) -> str:
+    """``content`` written to a new file beside ``name`` in ``folder`` (with the mode of the
+    file it will replace, or the usual mode for a new file); its name."""
+    temp = f".{name}.{secrets.token_hex(6)}.patch"
+    handle = os.open(temp, _NEW, 0o666, dir_fd=folder)
     try:
         with os.fdopen(handle, "wb") as out:
             out.write(content.encode("utf-8"))
-        if target.exists():
-            shutil.copymode(target, temp)
+            try:
+                before = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            except FileNotFoundError:
+                before = None
+            if before is not None and stat.S_ISREG(before.st_mode):
+                os.fchmod(out.fileno(), stat.S_IMODE(before.st_mode))
     except BaseException:
-        temp.unlink(missing_ok=True)
+        _unlink(folder, temp)
         raise
     return temp
+
+
+_NEW = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def _unlink(folder: int, name: str) -> None:
+    """Remove ``name`` from ``folder`` (a symlink itself, never what it points to)."""
+    try:
+        os.unlink(name, dir_fd=folder)
+    except FileNotFoundError:
+        pass
 
 
 def _remove_empty(folder: Path) -> None:

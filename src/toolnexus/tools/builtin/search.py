@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import codecs
-import re
+import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Generator
+from contextlib import closing
 from pathlib import Path
+
+import regex
 
 from ...types import JSONObject, Tool, ToolContext, ToolResult
 from ._common import (
@@ -18,12 +22,16 @@ from ._common import (
     opt_str,
     require_str,
 )
+from ._confined import open_file, open_in
 from ._fs import fs_errors, in_thread, whole_number
-from ._walk import compile_glob, walk_files
+from ._walk import Found, compile_glob, walk_files
 
 __all__ = ["tools"]
 
 DEFAULT_LIMIT = 100
+SEARCH_SECONDS = 30.0
+"""Longest time one ``grep`` may spend matching its pattern (less when the run's deadline is
+nearer); a pattern that takes longer is stopped and the call is an error saying so."""
 _CHUNK = 1 << 20
 _SNIFF = 8192
 # Characters that make a pattern more than a literal string (a literal is searched with `in`).
@@ -35,15 +43,17 @@ def tools(scope: BuiltinScope) -> list[Tool]:
 
     async def grep(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         pattern = require_str(args, "pattern")
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ArgError(f"invalid regular expression {pattern!r}: {exc}") from None
         include = opt_str(args, "include")
         wanted = compile_glob(include) if include else None
         limit = _limit(args)
         path = opt_str(args, "path") or "."
-        return await in_thread(lambda stop: _grep(scope, path, pattern, regex, wanted, limit, stop))
+        budget = SEARCH_SECONDS
+        if ctx is not None and ctx.timeout is not None:
+            budget = max(0.0, min(budget, ctx.timeout))
+        matcher = Matcher(pattern, budget)
+        return await in_thread(
+            lambda stop: _grep(scope, path, pattern, matcher, wanted, limit, stop)
+        )
 
     async def glob(args: JSONObject, ctx: ToolContext | None) -> ToolResult:
         wanted = compile_glob(require_str(args, "pattern"))
@@ -113,11 +123,12 @@ def _glob(
     if not base.is_dir():
         raise ArgError(f"not a folder: {path}")
     found: list[str] = []
-    for rel, _ in walk_files(base, scope.root, stop):
-        if wanted(rel):
-            found.append(rel)
-            if len(found) >= limit:
-                break
+    with fs_errors(path), closing(walk_files(scope, base, path, stop)) as files:
+        for file in files:
+            if wanted(file.rel):
+                found.append(file.rel)
+                if len(found) >= limit:
+                    break
     return ToolResult("\n".join(found), metadata={"count": len(found)})
 
 
@@ -125,30 +136,31 @@ def _grep(
     scope: BuiltinScope,
     path: str,
     pattern: str,
-    regex: re.Pattern[str],
+    matcher: Matcher,
     wanted: Callable[[str], bool] | None,
     limit: int,
     stop: threading.Event,
 ) -> ToolResult:
     base = _folder(scope, path)
     if base.is_dir():
-        files = walk_files(base, scope.root, stop)
+        files: Generator[Found] = walk_files(scope, base, path, stop)
         shown = str(base).rstrip("/")
     else:
-        files = iter([(base.name, str(base))])
+        files = _one(Found(base.name, str(base), -1, base.name, True))
         shown = str(base.parent).rstrip("/")
     literal = _literal(pattern)
     lines: list[str] = []
     size = 0
-    for rel, file in files:
-        if wanted is not None and not wanted(rel):
-            continue
-        for number, line in _matches(file, regex, literal, limit - len(lines), stop):
-            found = f"{shown}/{rel}:{number}:{line}"
-            lines.append(found)
-            size += len(found) + 1
-        if len(lines) >= limit or size > MAX_OUTPUT_CHARS:
-            break
+    with fs_errors(path), closing(files):
+        for file in files:
+            if wanted is not None and not wanted(file.rel):
+                continue
+            for number, line in _matches(scope, file, matcher, literal, limit - len(lines), stop):
+                found = f"{shown}/{file.rel}:{number}:{line}"
+                lines.append(found)
+                size += len(found) + 1
+            if len(lines) >= limit or size > MAX_OUTPUT_CHARS:
+                break
     output = "\n".join(lines)
     if len(output) <= MAX_OUTPUT_CHARS:
         return ToolResult(output, metadata={"count": len(lines)})
@@ -157,8 +169,24 @@ def _grep(
     return ToolResult(kept + note, metadata={"count": kept.count("\n") + 1, "truncated": True})
 
 
+def _one(file: Found) -> Generator[Found]:
+    yield file
+
+
+def _open(scope: BuiltinScope, file: Found) -> int:
+    """A descriptor of a found file, opened without following a link out of the root."""
+    if file.link:
+        return open_file(scope, scope.resolve(file.path), file.rel)
+    return open_in(file.folder, file.name, os.O_RDONLY, scope if scope.root else None, file.rel)
+
+
 def _matches(
-    file: str, regex: re.Pattern[str], literal: bytes | None, most: int, stop: threading.Event
+    scope: BuiltinScope,
+    file: Found,
+    matcher: Matcher,
+    literal: bytes | None,
+    most: int,
+    stop: threading.Event,
 ) -> list[tuple[int, str]]:
     """Up to ``most`` ``(line number, line)`` matches in ``file``; none when it is not UTF-8
     text or cannot be read. The file is read in chunks cut after a newline (a newline byte
@@ -166,7 +194,7 @@ def _matches(
     when it may match, so a literal pattern skips most of a tree without decoding it."""
     found: list[tuple[int, str]] = []
     try:
-        with open(file, "rb") as data:
+        with open(_open(scope, file), "rb") as data:
             number, carry = 0, b""
             while not stop.is_set():
                 chunk = data.read(_CHUNK)
@@ -176,7 +204,7 @@ def _matches(
                     tail = carry + chunk
                     if tail:  # a final newline ends the last line; it starts none
                         tail = tail[:-1] if tail.endswith(b"\n") else tail
-                        _scan(tail, number, regex, literal, most, found)
+                        _scan(tail, number, matcher, literal, most, found)
                     break
                 block = carry + chunk
                 cut = block.rfind(b"\n")
@@ -184,10 +212,14 @@ def _matches(
                     carry = block
                     continue
                 block, carry = block[:cut], block[cut + 1 :]
-                number = _scan(block, number, regex, literal, most, found)
+                number = _scan(block, number, matcher, literal, most, found)
                 if len(found) >= most:
                     break
     except (OSError, UnicodeDecodeError):
+        return []
+    except ArgError:
+        if matcher.timed_out:
+            raise
         return []
     return found
 
@@ -195,7 +227,7 @@ def _matches(
 def _scan(
     block: bytes,
     number: int,
-    regex: re.Pattern[str],
+    matcher: Matcher,
     literal: bytes | None,
     most: int,
     found: list[tuple[int, str]],
@@ -206,11 +238,44 @@ def _scan(
     lines = block.decode("utf-8").split("\n")
     text = literal.decode("utf-8") if literal is not None else None
     for offset, line in enumerate(lines, number + 1):
-        if (text in line) if text is not None else regex.search(line):
+        if (text in line) if text is not None else matcher.search(line):
             found.append((offset, line))
             if len(found) >= most:
                 break
     return number + len(lines)
+
+
+class Matcher:
+    """A grep pattern, compiled with the ``regex`` package (Python's syntax), whose searches
+    share one time budget: a pattern that backtracks without bound (``(a|aa)+$`` on a long
+    line) ends in an ``ArgError`` saying so when the budget is spent. Matching releases the
+    GIL (``concurrent=True``), so even while it runs the event loop and every other thread
+    go on."""
+
+    def __init__(self, pattern: str, seconds: float) -> None:
+        try:
+            self._regex = regex.compile(pattern)
+        except (regex.error, ValueError) as exc:
+            raise ArgError(f"invalid regular expression {pattern!r}: {exc}") from None
+        self.pattern = pattern
+        self.seconds = seconds
+        self.timed_out = False
+        self._deadline = time.monotonic() + seconds
+
+    def search(self, line: str) -> bool:
+        """Whether the pattern occurs in ``line``; ``ArgError`` once the budget is spent."""
+        left = self._deadline - time.monotonic()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            return self._regex.search(line, timeout=left, concurrent=True) is not None
+        except TimeoutError:
+            self.timed_out = True
+            raise ArgError(
+                f"the pattern {self.pattern!r} took more than {self.seconds:g}s to search "
+                "and was stopped; make it simpler (a repetition inside a repetition, such as "
+                "(a+)+, can take exponential time)"
+            ) from None
 
 
 def _literal(pattern: str) -> bytes | None:
