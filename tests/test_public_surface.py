@@ -95,19 +95,19 @@ def test_create_toolkit_options_are_keyword_only() -> None:
 
 
 async def test_the_old_close_and_stop_names_warn_and_still_work(tmp_path: Path) -> None:
-    tk = Toolkit([add])
+    old_kit = Toolkit([add])
     with pytest.warns(DeprecationWarning, match=r"Toolkit\.close\(\) is deprecated.*aclose"):
-        await tk.aclose()
-    handle = await Toolkit([add]).serve("127.0.0.1:0", mcp={})
+        await old_kit.close()
+    old_handle = await Toolkit([add]).serve("127.0.0.1:0", mcp={})
     with pytest.warns(DeprecationWarning, match=r"ServeHandle\.stop\(\).*aclose"):
-        await handle.aclose()
+        await old_handle.stop()
     with pytest.raises(ConnectionRefusedError):  # the listener is closed
-        await asyncio.open_connection(*handle.url.removeprefix("http://").split(":"))
-    store = SqliteConversationStore(tmp_path / "c.db")
+        await asyncio.open_connection(*old_handle.url.removeprefix("http://").split(":"))
+    old_store = SqliteConversationStore(tmp_path / "c.db")
     with pytest.warns(DeprecationWarning, match=r"SqliteConversationStore\.close\(\)"):
-        await store.aclose()
+        await old_store.close()
     with pytest.raises(ToolnexusError, match="is closed"):
-        await store.get("x")
+        await old_store.get("x")
 
 
 def test_suspension_keeps_its_names_and_wait_for_is_one_type() -> None:

@@ -24,8 +24,6 @@ from ..metrics_registry import MetricsRegistry
 from ..toolkit import Toolkit
 from ..types import Answer, ConversationStore, JSONObject, Request, WaitFor
 
-Accepts: TypeAlias = Callable[[object], bool]
-
 if TYPE_CHECKING:
     import aiohttp
     import httpx
@@ -41,6 +39,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("toolnexus")
+
+Accepts: TypeAlias = Callable[[object], bool]
 
 HTTPClient: TypeAlias = "aiohttp.ClientSession | httpx.AsyncClient"
 """An HTTP client a ``Client`` can send through instead of its own connections."""
