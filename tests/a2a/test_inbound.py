@@ -227,7 +227,7 @@ async def test_on_loopback_a_foreign_host_or_origin_is_refused(serve: Serve) -> 
     served = await serve(tn.Toolkit([]), url="https://agents.example/shop/")
     url = served.handle.url
     body = b'{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}'
-    headers = {"A2A-Version": "1.0", "Content-Type": "text/plain"}
+    headers = {"A2A-Version": "1.0", "Content-Type": "application/json"}
     async with httpx.AsyncClient(timeout=LIMIT) as http:
         from_page = await http.post(
             url + "/", content=body, headers={**headers, "Origin": "http://evil.example"}

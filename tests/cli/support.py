@@ -59,8 +59,11 @@ def toolnexus(
 
 
 @contextmanager
-def started(*args: str, stdin: int | None = None) -> Iterator[subprocess.Popen[str]]:
-    """``toolnexus ARGS`` running in the background, stdout and stderr piped (clean environment).
+def started(
+    *args: str, stdin: int | None = None, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``toolnexus ARGS`` running in the background, stdout and stderr piped (clean environment
+    unless ``env`` is given).
 
     On leaving the block a process still running is killed, and its pipes are closed.
     """
@@ -70,7 +73,7 @@ def started(*args: str, stdin: int | None = None) -> Iterator[subprocess.Popen[s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_env(),
+        env=env if env is not None else clean_env(),
     )
     try:
         yield proc

@@ -79,3 +79,69 @@ def test_help_version_and_python_dash_m() -> None:
     for flag in ("--base-url", "--model", "--style", "--once", "--id", "--db", "--max-turns"):
         assert flag in helped.stdout
     assert bare.returncode == 2
+
+
+async def test_serve_lists_no_built_in_tool_unless_builtins(tmp_path: Path) -> None:
+    write_skill(tmp_path / "skills", "greeting", "Greet people warmly.")
+    skills = ("--skills", str(tmp_path / "skills"))
+    listed: dict[str, list[str]] = {}
+    for label, extra in (("default", ()), ("builtins", ("--builtins",))):
+        with started("serve", "--mcp", "--addr", "127.0.0.1:0", *skills, *extra) as proc:
+            line = await first_line(proc)
+            while "serving MCP at" not in line:  # --builtins: a warning about bash first
+                assert "bash" in line
+                line = await first_line(proc)
+            url = line.strip().rsplit(" ", 1)[-1]
+            async with asyncio.timeout(TIMEOUT), http_session(url) as session:
+                listed[label] = [t.name for t in (await session.list_tools()).tools]
+            assert await stop(proc) == 0
+    assert listed["default"] == ["skill"]
+    assert {"bash", "read", "write"} <= set(listed["builtins"])
+
+
+def test_serve_rejects_builtins_with_no_builtins_and_abbreviated_flags() -> None:
+    both = toolnexus("serve", "--mcp", "--builtins", "--no-builtins")
+    abbreviated = toolnexus("serve", "--mcp", "--tok", "t0k")
+    run_abbreviated = toolnexus("run", "--mod", "m")
+    assert both.returncode == 2
+    assert abbreviated.returncode == 2
+    assert "--tok" in abbreviated.stderr
+    assert run_abbreviated.returncode == 2
+
+
+async def test_serve_token_flag_and_env_turn_auth_on(tmp_path: Path) -> None:
+    import httpx
+
+    from ..serve.conftest import MCP_HEADERS
+
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    headers = {**MCP_HEADERS, "Content-Type": "application/json"}
+    for args, env in (
+        (("--token", "t0k"), clean_env()),
+        ((), clean_env(TOOLNEXUS_SERVE_TOKEN="t0k")),
+    ):
+        with started("serve", "--mcp", "--addr", "127.0.0.1:0", *args, env=env) as proc:
+            url = (await first_line(proc)).strip().rsplit(" ", 1)[-1]
+            async with httpx.AsyncClient(timeout=TIMEOUT) as http:
+                anonymous = await http.post(url, content=body, headers=headers)
+                with_token = await http.post(
+                    url, content=body, headers={**headers, "Authorization": "Bearer t0k"}
+                )
+            assert await stop(proc) == 0
+            assert proc.stderr is not None
+            assert "t0k" not in proc.stderr.read()
+        assert (anonymous.status_code, with_token.status_code) == (401, 200)
+
+
+def test_serve_on_a_public_address_needs_a_token_or_insecure() -> None:
+    refused = toolnexus("serve", "--mcp", "--addr", "0.0.0.0:0")
+    assert refused.returncode == 1
+    assert "0.0.0.0:0" in refused.stderr
+    assert "--token" in refused.stderr or "auth" in refused.stderr
+
+
+async def test_serve_insecure_serves_a_public_address_with_a_warning() -> None:
+    with started("serve", "--mcp", "--addr", "0.0.0.0:0", "--insecure") as proc:
+        lines = [await first_line(proc), await first_line(proc)]
+        assert any("without authentication" in line for line in lines)
+        assert await stop(proc) == 0

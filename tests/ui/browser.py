@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from toolnexus import create_client
-from toolnexus.serve.http import ASGIApp, start_http
+from toolnexus.serve.access import HostRules, bearer_auth
+from toolnexus.serve.http import Access, ASGIApp, start_http
 from toolnexus.serve.ui import ui_profile, ui_routes
 
 from .support import build_toolkit
@@ -114,14 +115,16 @@ def ui_server(
     async def serve() -> None:
         client = create_client(stub_url, "openai", model="test-model", api_key="test-key")
         async with client, await build_toolkit() as toolkit:
-            routes = ui_routes(toolkit, client, ui_profile({}), "127.0.0.1")
-            if token is not None:
+            routes = ui_routes(toolkit, client, ui_profile({}))
+            access = None
+            if token is not None:  # the server's own bearer auth; the test also sees the header
                 received = seen if seen is not None else []
                 routes = [
                     r if r.public else replace(r, app=bearer_only(r.app, token, received))
                     for r in routes
                 ]
-            handle = await start_http("127.0.0.1:0", routes)
+                access = Access(bearer_auth([token]), HostRules.build("127.0.0.1"))
+            handle = await start_http("127.0.0.1:0", routes, access=access)
             ready.set_result(handle.url)
             try:
                 await asyncio.to_thread(stop.wait)

@@ -1,4 +1,7 @@
-"""The ``toolnexus`` argument parser (argparse): ``run``, ``tools`` and ``serve``."""
+"""The ``toolnexus`` argument parser (argparse): ``run``, ``tools`` and ``serve``.
+
+No parser takes abbreviations: ``--token`` is never read as ``--tokens`` (or any other flag).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(
         prog="toolnexus",
+        allow_abbrev=False,
         description="Run an agent over MCP servers, skills and built-in tools, or serve them.",
     )
     parser.add_argument("--version", action="version", version=f"toolnexus {__version__}")
@@ -24,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     _run_parser(commands, shared)
     tools = commands.add_parser(
         "tools",
+        allow_abbrev=False,
         parents=[shared],
         help="list the tools the model would see (no model needed)",
         description="List the tools the model would see, with each MCP server's status.",
@@ -34,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _shared_flags() -> argparse.ArgumentParser:
-    shared = argparse.ArgumentParser(add_help=False)
+    shared = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     group = shared.add_argument_group("tool sources")
     group.add_argument("--config", metavar="PATH", help="MCP config file (mcp.json)")
     group.add_argument(
@@ -59,6 +64,7 @@ def _run_parser(
 ) -> None:
     run = commands.add_parser(
         "run",
+        allow_abbrev=False,
         parents=[shared],
         help="chat with a model that can use the tools (REPL, or --once PROMPT)",
         description=(
@@ -97,6 +103,7 @@ def _serve_parser(
 ) -> None:
     serve = commands.add_parser(
         "serve",
+        allow_abbrev=False,
         parents=[shared],
         help="serve the tools to other programs (--mcp) or serve an agent (--a2a)",
         description=(
@@ -117,6 +124,30 @@ def _serve_parser(
     )
     serve.add_argument(
         "--tool", action="append", metavar="NAME", help="expose only this tool (repeatable)"
+    )
+    safety = serve.add_argument_group("who may connect, and what is served")
+    safety.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN",
+        help="require Authorization: Bearer TOKEN on every route but the agent card "
+        "(repeatable; env TOOLNEXUS_SERVE_TOKEN)",
+    )
+    safety.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve without a token on an address that is not loopback (warns)",
+    )
+    safety.add_argument(
+        "--builtins",
+        action="store_true",
+        help="also serve the built-in tools (bash, read, write, ...); off by default",
+    )
+    safety.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="HOST[:PORT]",
+        help="also answer requests whose Host is this name (repeatable; for a proxy or DNS name)",
     )
     agent = serve.add_argument_group("agent (--a2a, --ui)")
     agent.add_argument(

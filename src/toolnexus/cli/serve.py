@@ -1,12 +1,17 @@
 """``toolnexus serve``: the toolkit as an MCP server (HTTP, or stdio with ``--stdio``) and/or
 an agent served over A2A (``--a2a``: a model runs each task with the tools) and/or as a chat
-page (``--ui``: the same agent in a browser, with AG-UI and the AI SDK stream beside it)."""
+page (``--ui``: the same agent in a browser, with AG-UI and the AI SDK stream beside it).
+
+Safe by default: the built-in tools are served only with ``--builtins``; ``--token`` (or
+``TOOLNEXUS_SERVE_TOKEN``) turns bearer auth on; an address that is not loopback needs a
+token unless ``--insecure``."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from pathlib import Path
@@ -18,7 +23,10 @@ from .console import create_console
 from .run import endpoint
 from .sources import load_toolkit
 
-__all__ = ["serve_command"]
+__all__ = ["TOKEN_ENV", "serve_command"]
+
+TOKEN_ENV = "TOOLNEXUS_SERVE_TOKEN"
+"""Environment variable holding the bearer token when no ``--token`` is given."""
 
 
 async def serve_command(args: argparse.Namespace) -> int:
@@ -31,6 +39,13 @@ async def serve_command(args: argparse.Namespace) -> int:
             "toolnexus serve: --stdio speaks MCP only; serve --a2a/--ui over HTTP", file=sys.stderr
         )
         return 2
+    if args.builtins and args.no_builtins:
+        print("toolnexus serve: --builtins and --no-builtins contradict", file=sys.stderr)
+        return 2
+    args.no_builtins = not args.builtins
+    tokens = list(args.token or ()) or (
+        [os.environ[TOKEN_ENV]] if os.environ.get(TOKEN_ENV) else []
+    )
     profile: dict[str, Any] = {}
     if args.name:
         profile["name"] = args.name
@@ -70,6 +85,9 @@ async def serve_command(args: argparse.Namespace) -> int:
                     client=client,
                     a2a=_agent_profile(args) if args.a2a else None,
                     ui=_ui_profile(args) if args.ui else None,
+                    auth=tokens or None,
+                    allow_unauthenticated=args.insecure,
+                    allowed_hosts=args.allow_host,
                 )
             except (ConfigError, OSError) as exc:
                 print(f"toolnexus: cannot serve on {args.addr}: {exc}", file=sys.stderr)
@@ -79,6 +97,8 @@ async def serve_command(args: argparse.Namespace) -> int:
             if args.a2a:
                 card = f"{handle.url}/.well-known/agent-card.json"
                 print(f"serving A2A at {handle.url}/ (card {card})", file=sys.stderr, flush=True)
+            if tokens:
+                print("bearer auth on: send Authorization: Bearer <token>", file=sys.stderr)
             if args.ui:
                 print(f"serving the chat page at {handle.url}/", file=sys.stderr, flush=True)
             try:

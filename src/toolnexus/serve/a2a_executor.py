@@ -5,13 +5,16 @@ A new task runs ``client.ask(text, toolkit, id=contextId)`` when the message car
 ``client.run``. A run that halts ``pending`` parks the task in ``input-required`` with the
 request's prompt; the next message on that task is the answer, and the run resumes (by the
 conversation id; a stateless task keeps its transcript in this process). ``CancelTask`` fires
-the run's ``CancelToken``.
+the run's ``CancelToken``. With auth, a caller's ``contextId`` names a conversation of that
+caller only (the conversation id is ``<caller>/<contextId>``), so no caller can continue
+another's conversation by guessing its context.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import MutableMapping
 from datetime import UTC, datetime
 from typing import Any
@@ -35,12 +38,16 @@ from ..suspension import Answer, Request
 from ..toolkit import Toolkit
 from ..types import RunResult
 
-__all__ = ["FRESH_CONTEXT", "ContextBuilder", "ToolkitExecutor"]
+__all__ = ["CALLER", "FRESH_CONTEXT", "INTERNAL", "ContextBuilder", "ToolkitExecutor"]
 
 logger = logging.getLogger("toolnexus")
 
 FRESH_CONTEXT = "toolnexus.fresh_context"
 """Call-context flag: the message named no ``contextId`` (the task runs statelessly)."""
+CALLER = "toolnexus.caller"
+"""Call-context key: the authenticated caller's identity (``None`` without auth)."""
+INTERNAL = "toolnexus.internal"
+"""Call-context flag: the server itself reads the store (every caller's tasks are visible)."""
 _MAX_PARKED = 1000
 
 
@@ -74,8 +81,14 @@ class ToolkitExecutor(AgentExecutor):
     """
 
     def __init__(
-        self, toolkit: Toolkit, client: Client, results: MutableMapping[str, RunResult | None]
+        self,
+        toolkit: Toolkit,
+        client: Client,
+        results: MutableMapping[str, RunResult | None],
+        *,
+        private_errors: bool = False,
     ) -> None:
+        self._private_errors = private_errors
         self._toolkit = toolkit
         self._client = client
         self._results = results
@@ -106,6 +119,7 @@ class ToolkitExecutor(AgentExecutor):
         else:
             context_id = current.context_id
         updater = TaskUpdater(event_queue, task_id, context_id)
+        conversation = _conversation(context_id, context.call_context)
         answering = current is not None
         stateless = bool(context.call_context.state.get(FRESH_CONTEXT)) and not answering
         was_parked = task_id in self._parked
@@ -115,20 +129,24 @@ class ToolkitExecutor(AgentExecutor):
         try:
             text = context.get_user_input()
             if answering:
-                result = await self._answer(task_id, context_id, text, token)
+                result = await self._answer(task_id, conversation, text, token)
             elif stateless:
                 result = await self._client.run(text, self._toolkit, cancel=token)
             else:
-                result = await self._client.ask(text, self._toolkit, id=context_id, cancel=token)
+                result = await self._client.ask(text, self._toolkit, id=conversation, cancel=token)
         except (RunCancelled, asyncio.CancelledError):
             if answering:
-                await self._forget_pending(context_id)
+                await self._forget_pending(conversation)
             if token.cancelled:  # CancelTask: cancel() publishes the state
                 return
             raise
         except Exception as exc:
             self._results[task_id] = None
             message = redact(str(exc) or type(exc).__name__)
+            if self._private_errors:
+                error_id = uuid.uuid4().hex[:12]
+                logger.warning("A2A task %s failed (error %s): %s", task_id, error_id, message)
+                message = f"the agent failed (error {error_id})"
             await updater.failed(updater.new_agent_message([Part(text=message)]))
             return
         finally:
@@ -149,7 +167,7 @@ class ToolkitExecutor(AgentExecutor):
             and current is not None
             and current.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
         ):
-            await self._forget_pending(context_id)
+            await self._forget_pending(_conversation(context_id, context.call_context))
         self._results[task_id] = None
         await TaskUpdater(event_queue, task_id, context_id).cancel()
 
@@ -205,6 +223,12 @@ class ToolkitExecutor(AgentExecutor):
                 await save_pending(store, context_id, None)
             except Exception:
                 logger.warning("could not clear the pending request of a cancelled A2A task")
+
+
+def _conversation(context_id: str, call: ServerCallContext | None) -> str:
+    """The conversation id of a context: the caller's own when there is a caller."""
+    caller = call.state.get(CALLER) if call is not None else None
+    return f"{caller}/{context_id}" if isinstance(caller, str) else context_id
 
 
 def _answer(request: Request, text: str) -> Answer:

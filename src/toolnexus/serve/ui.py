@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._json import JSONDepthError, compact_json, loads
 from ..errors import ConfigError
-from .http import LOOPBACK_HOSTS, ASGIApp, Receive, Route, Scope, Send, loopback_only
+from .http import Receive, Route, Scope, Send
 
 if TYPE_CHECKING:
     from ..client import Client
@@ -76,24 +76,22 @@ def ui_profile(given: Mapping[str, Any] | UiProfile, *, where: str = "ui") -> Ui
     return UiProfile(title=title)
 
 
-def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile, host: str) -> list[Route]:
+def ui_routes(toolkit: Toolkit, client: object, profile: UiProfile) -> list[Route]:
     """The UI's routes for ``toolkit``, each run by ``client`` (a ``Client``; ``ConfigError``
-    when it is missing or when ``ag_ui`` is not installed)."""
+    when it is missing or when ``ag_ui`` is not installed). The listener's gate checks Host,
+    Origin and the token; the page and its files are public routes."""
     from ..ui.agui import require_agui
 
     ui = _ChatUi(toolkit, _chat_client(client), profile)
     require_agui()
 
-    def guard(app: ASGIApp) -> ASGIApp:
-        return loopback_only(app) if host in LOOPBACK_HOSTS else app
-
     post, get = frozenset({"POST"}), frozenset({"GET", "HEAD"})
     return [
-        Route("/agui", guard(ui.agui), methods=post),
-        Route("/api/chat", guard(ui.chat), methods=post),
-        Route(_THREADS, guard(ui.thread), prefix=True, methods=get),
-        Route("/", guard(ui.index), public=True, methods=get),
-        Route(_STATIC, guard(ui.static), public=True, prefix=True, methods=get),
+        Route("/agui", ui.agui, methods=post),
+        Route("/api/chat", ui.chat, methods=post),
+        Route(_THREADS, ui.thread, prefix=True, methods=get),
+        Route("/", ui.index, public=True, methods=get),
+        Route(_STATIC, ui.static, public=True, prefix=True, methods=get),
     ]
 
 

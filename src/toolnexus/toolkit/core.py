@@ -17,6 +17,7 @@ from ..types import JSONObject, OnCall, ServeHandle, Tool, ToolContext, ToolResu
 from .options import checked_max_output, checked_positive
 
 if TYPE_CHECKING:
+    from ..serve.access import AuthOption
     from ..tools.a2a.config import RemoteAgent
     from ..tools.mcp.config import McpConfig
     from ..tools.mcp.source import McpSource
@@ -190,12 +191,23 @@ class Toolkit:
         a2a: Mapping[str, Any] | None = None,
         on_task: Callable[..., Any] | None = None,
         ui: Mapping[str, Any] | None = None,
+        auth: AuthOption = None,
+        allow_unauthenticated: bool = False,
+        allowed_hosts: Sequence[str] | None = None,
+        allowed_origins: Sequence[str] | None = None,
+        max_request_bytes: int = 4 * 1024 * 1024,
+        read_timeout_s: float = 30.0,
+        max_connections: int = 1000,
+        max_tasks: int = 10_000,
+        task_ttl_s: float = 86_400.0,
     ) -> ServeHandle:
         """Serve this toolkit over HTTP at ``addr`` (``"HOST:PORT"``, port 0 = any free port).
 
         With an MCP profile (``mcp={}`` exposes every tool; ``{"name", "version", "tools"}``
         narrow it; ``None`` falls back to the config's ``mcpServer`` block) the toolkit is an
-        MCP server at ``/mcp`` (stateless streamable HTTP, JSON responses).
+        MCP server at ``/mcp`` (stateless streamable HTTP, JSON responses; ``GET`` → 405).
+        Every call goes through ``execute``, exactly as in a local run (validation, secrets
+        masked, output cut at ``max_output_chars``).
 
         With an A2A profile (``a2a={}`` for the defaults, or ``{"name", "description",
         "version", "provider", "skills", "store", "url", "streaming"}``; ``None`` falls back to
@@ -209,6 +221,30 @@ class Toolkit:
         /api/chat``, a stored thread at ``GET /api/threads/{id}`` and the chat page at ``GET /``
         (its files under ``/static/``).
 
+        Who may connect:
+
+        - ``auth``: a bearer token, a list of them, or a callable ``(token) -> bool`` (sync or
+          async; it may return the caller's identity as a ``str`` instead of ``True``). Every
+          route but the agent card then needs ``Authorization: Bearer <token>`` (else 401 with
+          ``WWW-Authenticate: Bearer``); the card declares and requires the scheme. Over A2A
+          each task and context then belongs to its caller (another caller's is "not found").
+        - An ``addr`` that is not loopback needs ``auth`` (else ``ConfigError`` naming it),
+          unless ``allow_unauthenticated=True``, which logs a warning. Serving ``bash``
+          without ``auth`` logs a warning too.
+        - ``allowed_hosts`` (``"name"`` or ``"name:port"``) and ``allowed_origins``
+          (``"scheme://host[:port]"``) extend the Host/Origin allow-list; loopback names and a
+          specific bind's own host are always allowed, a wildcard bind's ``0.0.0.0`` never.
+          Another ``Host`` → 421, another ``Origin`` → 403 (the card checks no Origin).
+
+        Limits: bodies over ``max_request_bytes`` → 413 before parsing; a POST that is not
+        ``application/json`` → 415; JSON nested deeper than 512 or not UTF-8 → a JSON-RPC
+        parse error; a client whose request (headers, then body) takes longer than
+        ``read_timeout_s``, or that sits idle, is disconnected; at most ``max_connections``
+        open at once (more are closed at once). The A2A memory task store keeps at most
+        ``max_tasks`` tasks (the oldest finished evicted first) and drops finished tasks
+        after ``task_ttl_s`` seconds. With auth or on a non-loopback address a failed task
+        reads ``"the agent failed (error <id>)"``, the detail logged under that id.
+
         Every other path answers 404. Returns once listening; ``await handle.aclose()`` closes
         the listener and leaves the toolkit open. ``on_call({"name", "source", "ms",
         "is_error"})`` fires after each executed MCP call.
@@ -216,7 +252,23 @@ class Toolkit:
         from ..serve import serve_toolkit
 
         return await serve_toolkit(
-            self, addr, mcp=mcp, on_call=on_call, client=client, a2a=a2a, on_task=on_task, ui=ui
+            self,
+            addr,
+            mcp=mcp,
+            on_call=on_call,
+            client=client,
+            a2a=a2a,
+            on_task=on_task,
+            ui=ui,
+            auth=auth,
+            allow_unauthenticated=allow_unauthenticated,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            max_request_bytes=max_request_bytes,
+            read_timeout_s=read_timeout_s,
+            max_connections=max_connections,
+            max_tasks=max_tasks,
+            task_ttl_s=task_ttl_s,
         )
 
     async def serve_stdio(
