@@ -220,7 +220,7 @@ class ConversationStore(Protocol):
     ``async save_pending(id, request_or_None)`` keep the request a halted conversation waits
     for (``Client.pending`` and ``Client.resume`` need them); ``async claim_pending(id,
     request_id) -> Request | None`` takes that request atomically, so of two concurrent resumes
-    exactly one runs.
+    exactly one runs; ``async aclose()`` releases what the store opened itself.
     """
 
     async def get(self, id: str) -> list[Message] | None:
