@@ -145,7 +145,9 @@ async def postgres(n: int, m: int, tag: str) -> dict[str, Any]:
     finally:
         await store.aclose()
         async with await psycopg.AsyncConnection.connect(POSTGRES_DSN, autocommit=True) as conn:
-            await conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+            for made in (table, f"{table}_pending"):
+                drop = sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(made))
+                await conn.execute(drop)
 
 
 async def main(conversations: int, messages: int) -> None:

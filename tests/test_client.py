@@ -136,13 +136,11 @@ def auth_value(style: str, headers: Any) -> str:
     ("style", "env", "expected"),
     [
         ("openai", {"OPENAI_API_KEY": "k-openai", "OPENROUTER_API_KEY": "k-router"}, "k-openai"),
-        ("openai", {"OPENROUTER_API_KEY": "k-router"}, "k-router"),
         (
             "anthropic",
             {"ANTHROPIC_API_KEY": "k-anthropic", "OPENROUTER_API_KEY": "k-router"},
             "k-anthropic",
         ),
-        ("anthropic", {"OPENROUTER_API_KEY": "k-router", "OPENAI_API_KEY": "k-openai"}, "k-router"),
     ],
 )
 async def test_api_key_comes_from_the_environment_in_precedence_order(
@@ -204,12 +202,45 @@ async def test_openrouter_hosts_prefer_the_openrouter_key(
     assert request.headers["Authorization"] == f"Bearer {expected}"
 
 
+async def test_the_openrouter_key_never_goes_to_another_host(
+    stub: StubLLMServer, make_client: MakeClient, mode: str, no_keys: pytest.MonkeyPatch, style: str
+) -> None:
+    no_keys.setenv("OPENROUTER_API_KEY", "sk-or-only-for-openrouter")
+    stub.enqueue(reply.text("never sent"))
+    with pytest.raises(ConfigError, match="API key") as info:
+        await drive(make_client(style, api_key=None), mode)
+
+    assert "OPENROUTER_API_KEY" not in str(info.value)
+    assert stub.requests == []
+
+
+@pytest.mark.parametrize("mode", ["run", "stream"])  # an injected session is bound to this loop
+@pytest.mark.parametrize("host", ["openrouter.ai", "api.openrouter.ai"])
+async def test_anthropic_style_on_an_openrouter_host_falls_back_to_the_openrouter_key(
+    stub: StubLLMServer,
+    mode: str,
+    no_keys: pytest.MonkeyPatch,
+    loopback_session: aiohttp.ClientSession,
+    host: str,
+) -> None:
+    no_keys.setenv("OPENROUTER_API_KEY", "k-router")
+    stub.enqueue(reply.text("ok"))
+    base_url = f"http://{host}:{port_of(stub)}/api/v1"
+    async with create_client(
+        base_url, "anthropic", model="m", http_client=loopback_session
+    ) as client:
+        await drive(client, mode)
+
+    assert stub.requests[0].headers["x-api-key"] == "k-router"
+
+
 @pytest.mark.parametrize(
     ("style", "base", "names"),
     [
-        ("openai", "stub", ("OPENAI_API_KEY", "OPENROUTER_API_KEY")),
-        ("anthropic", "stub", ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")),
+        ("openai", "stub", ("OPENAI_API_KEY",)),
+        ("anthropic", "stub", ("ANTHROPIC_API_KEY",)),
         ("openai", "openrouter", ("OPENROUTER_API_KEY", "OPENAI_API_KEY")),
+        ("anthropic", "openrouter", ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")),
     ],
 )
 async def test_no_api_key_raises_config_error_naming_the_variables_before_any_request(
@@ -231,7 +262,10 @@ async def test_no_api_key_raises_config_error_naming_the_variables_before_any_re
     message = str(info.value)
     for name in names:
         assert name in message
-    assert message.index(names[0]) < message.index(names[1])
+    if len(names) > 1:
+        assert message.index(names[0]) < message.index(names[1])
+    else:
+        assert "OPENROUTER_API_KEY" not in message
     assert stub.requests == []
 
 

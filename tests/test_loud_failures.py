@@ -56,6 +56,21 @@ async def test_strict_raises_for_skipped_skills_and_missing_folders(tmp_path: Pa
     assert "nowhere does not exist" in text
 
 
+async def test_strict_raises_for_two_skills_with_the_same_name(tmp_path: Path) -> None:
+    for folder in ("first", "second"):
+        (tmp_path / folder).mkdir()
+        text = "---\nname: same\ndescription: Twice.\n---\nBody."
+        (tmp_path / folder / "SKILL.md").write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match="strict=True") as caught:
+        await create_toolkit(skills_dir=tmp_path, strict=True, builtins=False)
+    assert str(tmp_path / "second" / "SKILL.md") in str(caught.value)
+    assert "same name" in str(caught.value)
+
+    data = [SkillDef(name="same", description="Data.", content="Body.")]
+    with pytest.raises(ConfigError, match="same name"):
+        await create_toolkit(skills_dir=tmp_path / "first", skills=data, strict=True)
+
+
 async def test_strict_raises_when_the_skill_provider_raises() -> None:
     def provider() -> list[SkillDef]:
         raise RuntimeError("catalog offline")

@@ -112,6 +112,23 @@ async def test_body_transform_returning_none_keeps_the_body(
     assert stub.requests[0].json["model"] == "test-model"
 
 
+async def test_body_transform_editing_in_place_and_returning_none_sends_its_edits(
+    stub: StubLLMServer, make_client: MakeClient, style: str, mode: str
+) -> None:
+    stub.enqueue(reply.text("ok"))
+
+    def transform(body: dict[str, Any]) -> None:
+        body["metadata"] = {"user": "u1"}
+        body["messages"][-1]["content"] = "edited"
+
+    client = make_client(style, body_transform=transform)
+    await drive(client, mode, prompt="hello")
+    sent = stub.requests[0].json
+    assert sent["metadata"] == {"user": "u1"}
+    assert sent["messages"][-1]["content"] == "edited"
+    assert sent["model"] == "test-model"
+
+
 async def test_body_transform_returning_something_else_is_a_config_error(
     stub: StubLLMServer, make_client: MakeClient, style: str
 ) -> None:

@@ -431,3 +431,19 @@ async def test_a_bad_option_is_a_config_error_naming_it_before_any_mcp_server_st
         async with await create_toolkit(**options):
             pass
     assert not pid_file.exists()
+
+
+def _plain(x: int) -> int:
+    return x
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda: Toolkit(cast(Any, [_plain])), lambda: Toolkit().register(cast(Any, _plain))],
+    ids=["constructor", "register"],
+)
+def test_a_plain_function_is_a_config_error_saying_to_wrap_it(build: Any) -> None:
+    with pytest.raises(
+        ConfigError, match=r"is not a Tool but function .*wrap functions with @tool"
+    ):
+        build()

@@ -182,6 +182,19 @@ def test_run_result_to_dict_is_json_serialisable_even_with_a_suspended_call() ->
     assert decoded["toolCalls"][0]["isError"] is True
 
 
+def test_run_result_to_dict_turns_a_request_nested_in_metadata_into_json() -> None:
+    request = Request(id="r2", kind="input", prompt="Name?")
+    inner = {"agent": "helper", "steps": [{"pending": request}], "last": (request,)}
+    call = ToolCall("call_1", "delegate", {}, "Name?", True, {"pending": request, "sub": inner})
+    wire = _result(tool_calls=[call], status="pending", pending=request).to_dict()
+    decoded = json.loads(json.dumps(wire))
+    meta = decoded["toolCalls"][0]["metadata"]
+    assert meta["sub"]["steps"] == [{"pending": request.to_dict()}]
+    assert meta["sub"]["last"] == [request.to_dict()]
+    assert call.metadata is not None
+    assert call.metadata["sub"] is inner  # the call itself is untouched
+
+
 def test_tool_call_metadata_defaults_to_none() -> None:
     call = ToolCall("c", "n", {}, "out", False)
     assert call.metadata is None

@@ -6,6 +6,7 @@ for what it expected: ``"cancel must be a CancelToken, not str"``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 from .errors import ConfigError
@@ -32,3 +33,12 @@ def optional(accepts: Callable[[object], bool]) -> Callable[[object], bool]:
 def instance_of(*types: type) -> Callable[[object], bool]:
     """A test that the value is an instance of one of ``types``."""
     return lambda value: isinstance(value, types)
+
+
+def finite(value: float) -> bool:
+    """Whether ``value`` is a finite number a float can hold: ``10**400`` is not (where
+    ``math.isfinite`` would raise ``OverflowError``), nor are ``inf`` and ``nan``."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

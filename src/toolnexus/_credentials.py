@@ -48,6 +48,11 @@ _PUBLIC_HEADERS = frozenset({"content-type", "anthropic-version", "accept", "use
 
 def checked_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     """The caller's extra headers, checked: string names and values without line breaks."""
+    if headers is not None and not isinstance(headers, Mapping):
+        raise ConfigError(
+            f"headers must be a dict of header names to values (such as {{'X-A': 'b'}}), "
+            f"not {type(headers).__name__}"
+        )
     out: dict[str, str] = {}
     for name, value in (headers or {}).items():
         if not isinstance(name, str) or not isinstance(value, str):
@@ -84,11 +89,12 @@ def merge_headers(own: dict[str, str], extra: Mapping[str, str] | None) -> dict[
 
 
 def key_variables(style: str, base_url: str) -> tuple[str, ...]:
-    if style == "anthropic":
-        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+    """The variables whose key may go to ``base_url`` (SPEC §2.1): a provider's key goes only to
+    that provider's hosts, so ``OPENROUTER_API_KEY`` is read for OpenRouter hosts alone."""
     if style == "gemini":
         return ("GEMINI_API_KEY", "GOOGLE_API_KEY")
     host = (urlsplit(base_url).hostname or "").lower()
-    if host == "openrouter.ai" or host.endswith(".openrouter.ai"):
-        return ("OPENROUTER_API_KEY", "OPENAI_API_KEY")
-    return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+    openrouter = host == "openrouter.ai" or host.endswith(".openrouter.ai")
+    if style == "anthropic":
+        return ("ANTHROPIC_API_KEY", "OPENROUTER_API_KEY") if openrouter else ("ANTHROPIC_API_KEY",)
+    return ("OPENROUTER_API_KEY", "OPENAI_API_KEY") if openrouter else ("OPENAI_API_KEY",)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 
 from ._redact import add_secret
 
-__all__ = ["expand_env", "expand_headers", "unsendable", "unset_variables"]
+__all__ = ["expand_env", "expand_header", "expand_headers", "unsendable", "unset_variables"]
 
 _VAR = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 _UNSENDABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
@@ -34,8 +34,15 @@ def expand_env(value: str, environ: Mapping[str, str] | None = None) -> str:
     return expanded
 
 
+def expand_header(value: str) -> str:
+    """A header value with its ``${NAME}`` s expanded, without leading or trailing whitespace:
+    ``"Bearer ${TOKEN}"`` with ``TOKEN`` unset is sent as ``"Bearer"`` (HTTP stacks refuse a
+    value ending in a space)."""
+    return expand_env(value).strip(" \t")
+
+
 def expand_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
-    return {name: expand_env(str(value)) for name, value in (headers or {}).items()}
+    return {name: expand_header(str(value)) for name, value in (headers or {}).items()}
 
 
 def unsendable(text: str) -> bool:

@@ -334,14 +334,24 @@ class RunResult:
 
 
 def _wire_metadata(metadata: JSONObject | None) -> JSONObject | None:
-    """Metadata as JSON data: a suspension's ``Request`` becomes its wire dict."""
+    """Metadata as JSON data: a suspension's ``Request`` (at any depth, say inside a sub-agent's
+    metadata) becomes its wire dict."""
     if not metadata:
         return metadata
-    out: JSONObject = {}
-    for key, value in metadata.items():
-        to_dict = getattr(value, "to_dict", None)
-        out[key] = to_dict() if callable(to_dict) else value
-    return out
+    wired = _wire_value(metadata)
+    assert isinstance(wired, dict)
+    return wired
+
+
+def _wire_value(value: Any) -> Any:
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict) and not isinstance(value, type):
+        return to_dict()
+    if isinstance(value, dict):
+        return {key: _wire_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_wire_value(item) for item in value]
+    return value
 
 
 WaitFor: TypeAlias = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]

@@ -206,6 +206,22 @@ async def test_unknown_method_and_bad_json_are_json_rpc_errors(serve: Serve) -> 
     assert broken["error"]["code"] == -32700
 
 
+@pytest.mark.parametrize("depth", [150, 1_500, 100_000])
+async def test_json_nested_too_deep_is_a_parse_error_not_an_internal_one(
+    serve: Serve, depth: int
+) -> None:
+    served = await serve(tn.Toolkit([]))
+    nested = "[" * depth + "]" * depth
+    body = f'{{"jsonrpc": "2.0", "id": 43, "method": "GetTask", "params": {nested}}}'
+    answer = await post_raw(served.handle.url + "/", body.encode())
+    assert answer["error"]["code"] == -32700
+    assert "Recursion" not in json.dumps(answer)
+    after = await post_raw(  # the server is still fine
+        served.handle.url + "/", b'{"jsonrpc": "2.0", "id": 44, "method": "DoMagic"}'
+    )
+    assert after["error"]["code"] == -32601
+
+
 async def test_a_request_without_the_protocol_version_is_refused(serve: Serve) -> None:
     served = await serve(tn.Toolkit([]))
     body = {"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": {"id": "x"}}

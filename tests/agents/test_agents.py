@@ -436,3 +436,100 @@ def test_bad_agent_definitions_are_config_errors(tmp_path: Any) -> None:
         Budget(max_tokens=-1)
     (tmp_path / "soul.md").write_text("From a file.")
     assert agent("a", does="x", soul_file=tmp_path / "soul.md").soul() == "From a file."
+
+
+def _approval_agent(executed: list[str]) -> tuple[Any, Generate]:
+    async def deploy(env: str, ctx: ToolContext | None = None) -> ToolResult:
+        """Deploy after approval."""
+        if ctx is not None and ctx.answer is not None:
+            executed.append(env)
+            return ToolResult(f"deployed {env}")
+        return pending(Request.new("approval", f"deploy {env}?"))
+
+    def generate(request: dict[str, Any]) -> dict[str, Any]:
+        if last(request)["role"] == "user":
+            return {"tool_calls": [{"name": "deploy", "arguments": {"env": "prod"}}]}
+        return {"content": f"ok: {last(request)['content']}"}
+
+    return member("ops", uses={"tools": [define_tool(deploy)]}), generate
+
+
+async def test_a_second_resume_of_the_same_request_is_a_config_error_and_runs_nothing() -> None:
+    executed: list[str] = []
+    ops, generate = _approval_agent(executed)
+    async with asyncio.timeout(LIMIT):
+        halted = await ops.run("ship it", llm=llm(generate))
+        assert halted.status == "pending"
+        assert halted.pending is not None
+        answer = Answer(halted.pending.id, ok=True)
+        first = await ops.resume(halted.pending, answer, llm=llm(generate))
+        assert (first.status, first.text) == ("done", "ok: deployed prod")
+        assert ops.waiting(halted.pending.id) is None
+        with pytest.raises(ConfigError, match="no run waits for request"):
+            await ops.resume(halted.pending, answer, llm=llm(generate))
+    assert executed == ["prod"]
+
+
+async def test_of_two_concurrent_resumes_of_one_request_exactly_one_runs() -> None:
+    executed: list[str] = []
+    ops, generate = _approval_agent(executed)
+    async with asyncio.timeout(LIMIT):
+        halted = await ops.run("ship it", llm=llm(generate))
+        assert halted.pending is not None
+        answer = Answer(halted.pending.id, ok=True)
+        outcomes = await asyncio.gather(
+            *(ops.resume(halted.pending, answer, llm=llm(generate)) for _ in range(2)),
+            return_exceptions=True,
+        )
+    assert sorted(type(o).__name__ for o in outcomes) == ["AgentResult", "ConfigError"]
+    assert executed == ["prod"]
+
+
+async def test_a_resume_that_fails_leaves_the_request_waiting_for_another_answer() -> None:
+    executed: list[str] = []
+    ops, generate = _approval_agent(executed)
+    async with asyncio.timeout(LIMIT):
+        halted = await ops.run("ship it", llm=llm(generate))
+        assert halted.pending is not None
+
+        def broken(request: dict[str, Any]) -> dict[str, Any]:
+            raise RuntimeError("model down")
+
+        answer = Answer(halted.pending.id, ok=False)
+        failed = await ops.resume(halted.pending, answer, llm=llm(broken))
+        assert failed.status == "error"
+        assert ops.waiting(halted.pending.id) is not None
+        done = await ops.resume(
+            halted.pending, Answer(halted.pending.id, ok=True), llm=llm(generate)
+        )
+    assert done.status == "done"
+    assert executed == ["prod"]
+
+
+class _WatchedToken(CancelToken):
+    """A token that counts the callbacks registered on it and not yet unregistered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.watching = 0
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        unregister = super().on_cancel(callback)
+        self.watching += 1
+
+        def off() -> None:
+            self.watching -= 1
+            unregister()
+
+        return off
+
+
+async def test_runs_given_a_long_lived_cancel_token_leave_no_callback_on_it() -> None:
+    token = _WatchedToken()
+    helper = member("helper")
+    async with asyncio.timeout(LIMIT):
+        for _ in range(200):
+            result = await helper.run("hi", llm=llm(lambda r: {"content": "hello"}), cancel=token)
+            assert result.status == "done"
+    assert token.watching == 0
+    assert not token.cancelled

@@ -108,7 +108,8 @@ def test_no_api_key_anywhere_exits_1_naming_the_variables(stub: StubLLMServer) -
     done = toolnexus("run", "--base-url", stub.url, "--model", "m", "--no-builtins", "--once", "x")
 
     assert done.returncode == 1
-    assert "OPENAI_API_KEY" in done.stderr
+    assert "no API key: pass --api-key or set OPENAI_API_KEY" in done.stderr
+    assert "api_key=" not in done.stderr
     assert stub.requests == []
 
 

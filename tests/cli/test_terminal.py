@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from toolnexus.testing import StubLLMServer, reply
+from toolnexus.testing import StubLLMServer, mcp_server_command, reply
 
 from .support import TIMEOUT, clean_env, messages_text, script, started, write_mcp_config
 
@@ -38,10 +38,11 @@ class Terminal:
         os.close(slave)
         self.seen = ""
 
-    def expect(self, needle: str, timeout: float = TIMEOUT) -> str:
-        """Read until ``needle`` shows up in the plain text (escape codes removed)."""
+    def expect(self, needle: str, timeout: float = TIMEOUT, *, count: int = 1) -> str:
+        """Read until ``needle`` shows up (``count`` times) in the plain text (escape codes
+        removed)."""
         deadline = time.monotonic() + timeout
-        while needle not in _ANSI.sub("", self.seen):
+        while _ANSI.sub("", self.seen).count(needle) < count:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise AssertionError(
@@ -129,6 +130,35 @@ def test_ctrl_c_mid_run_exits_130_and_leaves_no_mcp_server_process(
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=TIMEOUT) == 130
     assert not _alive(server_pid)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_ctrl_c_received_by_another_thread_of_the_process_still_exits_130(
+    stub: StubLLMServer, tmp_path: Path
+) -> None:
+    # The kernel hands a process-directed SIGINT to any thread that does not block it (here
+    # the thread waiting for the MCP server process): ``kill`` with that thread's id makes
+    # the unlucky case of the flaky Ctrl-C test happen every time.
+    program, *args = mcp_server_command()
+    config = tmp_path / "mcp.json"  # a call budget far past TIMEOUT: nothing else wakes the loop
+    fixture = {"command": program, "args": args, "timeout": 600_000}
+    config.write_text(json.dumps({"mcpServers": {"fixture": fixture}}), encoding="utf-8")
+    stub.enqueue(reply.tool_calls(reply.call("fixture_sleep", {"seconds": 120})))
+    with started(
+        "run", "--base-url", stub.url, "--model", "m", "--api-key", "test-key",
+        "--no-builtins", "--config", str(config), "--once", "sleep please",
+        stdin=subprocess.DEVNULL,
+    ) as proc:  # fmt: skip
+        assert proc.stderr is not None
+        line = ""
+        while not line.startswith("-> fixture_sleep"):
+            line = proc.stderr.readline()
+            assert line, "toolnexus ended before calling the tool"
+        others = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        assert others, "toolnexus runs no other thread"
+
+        os.kill(others[0], signal.SIGINT)
+        assert proc.wait(timeout=TIMEOUT) == 130
 
 
 def _alive(pid: int) -> bool:

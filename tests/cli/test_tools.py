@@ -68,6 +68,7 @@ def test_tools_shows_mcp_server_status_sorted_then_tools_in_order(tmp_path: Path
     )
 
     assert done.returncode == 0, done.stderr
+    assert "1 of 3 MCP servers failed (broken); exit code 0 (1 with --strict)" in done.stderr
     lines = done.stdout.splitlines()
     assert lines[:3] == [
         "# mcp another: disabled",
@@ -129,3 +130,24 @@ def test_a_reader_that_goes_away_early_ends_the_listing_quietly() -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert "BrokenPipeError" not in done.stderr
+
+
+def test_tools_strict_exits_1_when_a_configured_server_failed(tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"broken": {"url": None}}}), encoding="utf-8")
+
+    done = toolnexus("tools", "--no-builtins", "--strict", "--config", str(config))
+
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == ["# mcp broken: failed"]
+    assert "1 of 1 MCP servers failed (broken); exit code 1 (--strict)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_tools_strict_exits_0_when_every_server_connected(tmp_path: Path) -> None:
+    config = write_mcp_config(tmp_path / "mcp.json")
+
+    done = toolnexus("tools", "--no-builtins", "--strict", "--json", "--config", str(config))
+
+    assert done.returncode == 0, done.stderr
+    assert "failed" not in done.stderr

@@ -21,11 +21,14 @@ REPLIES = {
         "வணக்கம் — ☀ 32°C", chunks=["வண", "க்கம் — ", "☀ 32°C"], usage=(3, 4)
     ),
     "empty text": reply.text(""),
-    "one call": reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), usage=(9, 2)),
-    "text and two calls": reply.tool_calls(
-        reply.call("a", {"x": 1}), reply.call("b"), text="Checking both."
+    # explicit ids: the stub numbers default ids across its replies, and each reply is sent twice
+    "one call": reply.tool_calls(
+        reply.call("get_weather", {"city": "Chennai"}, id="c1"), usage=(9, 2)
     ),
-    "invalid arguments": reply.tool_calls(reply.call("f", "{not json")),
+    "text and two calls": reply.tool_calls(
+        reply.call("a", {"x": 1}, id="c1"), reply.call("b", id="c2"), text="Checking both."
+    ),
+    "invalid arguments": reply.tool_calls(reply.call("f", "{not json", id="c1")),
     "nested arguments, own id": reply.tool_calls(
         reply.call("f", {"nested": {"a": [1, 2], "s": "é"}}, id="custom_id")
     ),

@@ -489,3 +489,56 @@ async def test_the_callers_own_asyncio_timeout_is_not_turned_into_run_timeout(
                 await drive(client, mode)
     assert not isinstance(caught.value, RunTimeout)
     await stub.until_disconnects(1)
+
+
+class ThreadWritingStore:
+    """A store that writes in a worker thread (as SQLite does): a cancelled ``save`` still
+    completes its write. The first save cancels the run's token as it starts, so a stop arrives
+    while the transcript is being written."""
+
+    def __init__(self, token: CancelToken) -> None:
+        self.token = token
+        self.saved: dict[str, list[Any]] = {}
+        self.written = threading.Event()
+
+    async def get(self, id: str) -> list[Any] | None:
+        return self.saved.get(id)
+
+    async def save(self, id: str, messages: list[Any]) -> None:
+        self.token.cancel()  # the stop arrives mid-save
+
+        def write() -> None:
+            self.saved[id] = messages
+            self.written.set()
+
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, write)
+
+
+async def test_a_stop_during_the_save_finishes_the_run_as_saved(
+    stub: StubLLMServer, style: str
+) -> None:
+    token = CancelToken()
+    store = ThreadWritingStore(token)
+    stub.enqueue(reply.text("stored"))
+    async with client_for(stub, style, store=store) as client:
+        result = await client.run("hello", conversation_id="c1", cancel=token)
+    assert store.written.wait(5)
+    assert result.status == "done"
+    assert result.text == "stored"
+    assert store.saved["c1"][-1] == result.messages[-1]
+
+
+async def test_a_stop_before_the_save_saves_nothing(stub: StubLLMServer, style: str) -> None:
+    token = CancelToken()
+    store = ThreadWritingStore(token)
+
+    async def cancel_on_reply(event: Event) -> None:
+        if isinstance(event, UsageEvent):
+            token.cancel()
+
+    stub.enqueue(reply.text("never stored", usage=(1, 1)))
+    async with client_for(stub, style, store=store) as client:
+        with pytest.raises(RunCancelled):
+            await client.run("hello", conversation_id="c1", cancel=token, on_event=cancel_on_reply)
+    assert store.saved == {}

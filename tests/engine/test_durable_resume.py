@@ -190,6 +190,22 @@ async def test_ok_answer_replaces_the_placeholder_and_fills_unanswered_calls(
     assert isinstance(events[-1], DoneEvent)
 
 
+async def test_a_resumed_denial_carries_its_reason_to_the_model(
+    stub: StubLLMServer, style: str, mode: str
+) -> None:
+    scenario = Scenario(stub)
+    toolkit = await scenario.toolkit()
+    async with client_for(stub, style) as client:
+        halted = await halt(client, mode, toolkit)
+        assert halted.pending is not None
+        answer = Answer(halted.pending.id, ok=False, reason="not on a Friday")
+        await client.run_with_answer(halted.pending, answer, toolkit, history=halted.messages)
+    sent: list[Message] = stub.requests[1].json["messages"]
+    expected = f"declined/expired: {PROMPT}\nreason: not on a Friday"
+    assert results_in(sent, style)[1] == ("a", expected, ok(True, style))
+    assert scenario.deploy.runs == 1
+
+
 async def test_not_ok_answer_gives_declined_expired_without_running_the_tool(
     stub: StubLLMServer, style: str, mode: str
 ) -> None:

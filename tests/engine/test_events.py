@@ -34,7 +34,9 @@ from ..running import MakeClient, drive
 
 def one_tool_script() -> list[reply.Reply]:
     return [
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), usage=(10, 6)),
+        reply.tool_calls(
+            reply.call("get_weather", {"city": "Chennai"}, id="call_1"), usage=(10, 6)
+        ),
         reply.text("It is sunny in Chennai.", usage=(20, 5)),
     ]
 

@@ -22,6 +22,7 @@ from toolnexus import (
     create_toolkit,
     tool,
 )
+from toolnexus.dialects.base import MAX_ARGUMENT_CHARS
 from toolnexus.testing import StubLLMServer, reply
 from toolnexus.types import JSONObject
 
@@ -351,6 +352,38 @@ async def test_invalid_tool_arguments_are_reported_to_the_model_without_executin
     assert [(e.id, e.output, e.is_error) for e in results] == [(call.id, call.output, True)]
     tool_metrics = [m for m in metrics if m["event"] == "tool"]
     assert [(m["tool"], m["is_error"]) for m in tool_metrics] == [("t", True)]
+
+
+async def test_tool_arguments_longer_than_the_cap_are_refused_unrun(
+    stub: StubLLMServer, make_client: MakeClient, mode: str, style: str
+) -> None:
+    executed: list[int] = []
+
+    @tool
+    def store_text(text: str) -> str:
+        """Keeps a text."""
+        executed.append(len(text))
+        return "kept"
+
+    big = {"text": "x" * (MAX_ARGUMENT_CHARS + 1)}
+    small = {"text": "x" * 1000}
+    stub.enqueue(
+        reply.tool_calls(
+            reply.call("store_text", big, id="c1"), reply.call("store_text", small, id="c2")
+        ),
+        reply.text("I will send less."),
+    )
+    async with await create_toolkit(extra_tools=[store_text], builtins=False) as tk:
+        result, _ = await drive(make_client(style), mode, tk, prompt="go")
+
+    assert executed == [1000]
+    refused, kept = result.tool_calls
+    assert (refused.args, refused.is_error) == ({}, True)
+    assert refused.output.startswith(
+        f"invalid arguments for store_text: {MAX_ARGUMENT_CHARS + 12} characters of JSON, more than"
+    )
+    assert (kept.output, kept.is_error) == ("kept", False)
+    assert result.text == "I will send less."
 
 
 # --- calls without ids (openai) -------------------------------------------------------------------

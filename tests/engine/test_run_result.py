@@ -35,7 +35,7 @@ QUESTION = "What's the weather in Chennai?"
 @pytest.mark.parametrize("style", ["openai", "anthropic"])
 def test_run_sync_returns_what_run_returns(style: str) -> None:
     script = [
-        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}), usage=(10, 6)),
+        reply.tool_calls(reply.call("get_weather", {"city": "Chennai"}, id="c1"), usage=(10, 6)),
         reply.text("It is sunny in Chennai.", usage=(12, 4)),
     ]
     tk = Toolkit([get_weather])

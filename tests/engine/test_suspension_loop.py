@@ -168,6 +168,21 @@ async def test_wait_for_not_ok_feeds_declined_expired_to_the_model(
     assert result.text == "understood"
 
 
+async def test_a_reason_in_a_persons_own_words_reaches_the_model_on_a_reason_line(
+    stub: StubLLMServer, style: str, mode: str
+) -> None:
+    gate = Gate()
+    stub.enqueue(reply.tool_calls(reply.call("deploy", id="c1")), reply.text("understood"))
+    toolkit = await toolkit_of(make_tool("deploy", gate))
+    refuse = Host([], lambda r: Answer(r.id, ok=False, reason="not on a Friday"))
+    async with client_for(stub, style, wait_for=refuse) as client:
+        await run_deploy(client, mode, toolkit)
+    expected = f"declined/expired: {PROMPT}\nreason: not on a Friday"
+    assert [r for m in stub.requests[1].json["messages"] for r in results_of(m, style)] == [
+        ("c1", expected, flag(style, True))
+    ]
+
+
 async def test_a_tool_suspending_again_after_the_answer_is_unresolved(
     stub: StubLLMServer, style: str, mode: str
 ) -> None:

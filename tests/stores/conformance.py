@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from toolnexus import ConversationStore
+from toolnexus import ConversationStore, Request
 
 StoreFactory = Callable[[], Any]
 
@@ -54,6 +54,29 @@ VALUES_TRANSCRIPT: list[dict[str, Any]] = [
         "nested": {"a": {"b": [[], {}, ""]}},
     }
 ]
+
+
+ODD_TEXT = "NUL \u0000 here, half an emoji \ud83d, a low half \ude00, both \ud83d\ude00 ok"
+"""Text a run can produce that databases refuse as is (NUL in PostgreSQL, lone surrogates)."""
+
+ODD_TRANSCRIPT: list[dict[str, Any]] = [
+    {"role": "user", "content": ODD_TEXT},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_\u0000",
+                "type": "function",
+                "function": {"name": "cat", "arguments": '{"path":"\\u0000\\ud83d"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_\u0000", "content": "\u0000\ud800\udfff\udbff"},
+    {"role": "assistant", "content": "\\u0000 is six characters here", ODD_TEXT: [ODD_TEXT]},
+]
+
+REQUEST = Request("req-1", "approval", "Deploy to prod?", data={"toolCallId": "c2", "env": "prod"})
 
 
 async def _close(store: object) -> None:
@@ -165,6 +188,100 @@ class StoreConformance:
             await asyncio.gather(*(store.save("shared", c) for c in candidates))
         assert await store.get("shared") in candidates
 
+    # --- every transcript the library can produce ---------------------------------------
+
+    async def test_nul_and_lone_surrogates_round_trip_exactly(self, store: Any) -> None:
+        await store.save("odd", ODD_TRANSCRIPT)
+        assert await store.get("odd") == ODD_TRANSCRIPT
+        got = await store.get("odd")
+        assert got is not None
+        assert got[0]["content"] == ODD_TEXT  # the very same code points, not replacements
+
+    async def test_an_odd_transcript_can_be_overwritten_by_a_plain_one_and_back(
+        self, store: Any
+    ) -> None:
+        await store.save("c1", ODD_TRANSCRIPT)
+        await store.save("c1", TRANSCRIPT)
+        assert await store.get("c1") == TRANSCRIPT
+        await store.save("c1", ODD_TRANSCRIPT)
+        assert await store.get("c1") == ODD_TRANSCRIPT
+
+    async def test_ids_holding_nul_or_a_lone_surrogate_are_distinct_valid_ids(
+        self, store: Any
+    ) -> None:
+        ids = ["a\u0000b", "a", "\ud83d", "\ud83d\ude00", '\uffff"a\\u0000b"', "\uffff"]
+        for index, conversation_id in enumerate(ids):
+            await store.save(conversation_id, [{"role": "user", "content": str(index)}])
+        for index, conversation_id in enumerate(ids):
+            assert await store.get(conversation_id) == [{"role": "user", "content": str(index)}]
+        await store.delete("a\u0000b")
+        assert await store.get("a\u0000b") is None
+        assert await store.get("a") == [{"role": "user", "content": "1"}]
+
+    # --- the request a conversation waits for --------------------------------------------
+
+    async def test_a_saved_request_reads_back_equal_and_none_clears_it(self, store: Any) -> None:
+        assert await store.get_pending("c") is None
+        await store.save_pending("c", REQUEST)
+        assert await store.get_pending("c") == REQUEST
+        await store.save_pending("c", None)
+        assert await store.get_pending("c") is None
+        await store.save_pending("c", None)  # clearing twice is harmless
+
+    async def test_a_stored_request_is_a_copy(self, store: Any) -> None:
+        given = Request("r", "approval", "ok?", data={"n": 1})
+        await store.save_pending("c", given)
+        assert given.data is not None
+        given.data["n"] = 2
+        got = await store.get_pending("c")
+        assert got.data == {"n": 1}
+        got.data["n"] = 3
+        assert (await store.get_pending("c")).data == {"n": 1}
+
+    async def test_a_later_request_replaces_the_earlier_one(self, store: Any) -> None:
+        await store.save_pending("c", REQUEST)
+        later = Request("req-2", "input", "Which region?", url="https://x", expires_at="2030")
+        await store.save_pending("c", later)
+        assert await store.get_pending("c") == later
+        assert await store.claim_pending("c", REQUEST.id) is None
+        assert await store.claim_pending("c", "req-2") == later
+
+    async def test_a_request_with_odd_text_round_trips(self, store: Any) -> None:
+        odd = Request("req-\u0000", "approval", ODD_TEXT, data={ODD_TEXT: ODD_TEXT})
+        await store.save_pending("odd\u0000\ud83d", odd)
+        assert await store.get_pending("odd\u0000\ud83d") == odd
+        assert await store.claim_pending("odd\u0000\ud83d", odd.id) == odd
+
+    async def test_claim_takes_only_the_named_request_once(self, store: Any) -> None:
+        await store.save_pending("c", REQUEST)
+        assert await store.claim_pending("c", "another") is None
+        assert await store.claim_pending("missing", REQUEST.id) is None
+        assert await store.claim_pending("c", REQUEST.id) == REQUEST
+        assert await store.claim_pending("c", REQUEST.id) is None
+        assert await store.get_pending("c") is None
+
+    async def test_of_many_concurrent_claims_exactly_one_gets_the_request(self, store: Any) -> None:
+        await store.save_pending("c", REQUEST)
+        async with asyncio.timeout(30):
+            claims = await asyncio.gather(*(store.claim_pending("c", REQUEST.id) for _ in range(8)))
+        assert [c for c in claims if c is not None] == [REQUEST]
+
+    async def test_delete_forgets_the_pending_request_too(self, store: Any) -> None:
+        await store.save("c", [{"role": "user", "content": "hi"}])
+        await store.save_pending("c", REQUEST)
+        await store.save_pending("other", REQUEST)
+        await store.delete("c")
+        assert await store.get("c") is None
+        assert await store.get_pending("c") is None
+        assert await store.get_pending("other") == REQUEST
+
+    async def test_a_pending_request_and_a_transcript_do_not_clash(self, store: Any) -> None:
+        await store.save_pending("c", REQUEST)
+        await store.save("c", TRANSCRIPT)
+        assert await store.get_pending("c") == REQUEST
+        assert await store.get("c") == TRANSCRIPT
+        assert await store.get("pending:c") is None
+
 
 class DurableStoreConformance(StoreConformance):
     """Adds what a store whose data outlives the instance must do."""
@@ -194,3 +311,19 @@ class DurableStoreConformance(StoreConformance):
         finally:
             for instance in (first, second, reader):
                 await _close(instance)
+
+    async def test_a_new_instance_reads_and_claims_a_saved_request(
+        self, store: Any, make_store: StoreFactory
+    ) -> None:
+        await store.save_pending("c", REQUEST)
+        await _close(store)
+        first, second = make_store(), make_store()
+        try:
+            assert await first.get_pending("c") == REQUEST
+            claims = await asyncio.gather(
+                first.claim_pending("c", REQUEST.id), second.claim_pending("c", REQUEST.id)
+            )
+            assert [c for c in claims if c is not None] == [REQUEST]
+        finally:
+            await _close(first)
+            await _close(second)

@@ -1,7 +1,6 @@
-"""Pending requests kept beside transcripts: the in-memory and SQLite stores.
+"""Pending requests in the SQLite store: claims from several processes, older files.
 
-``get_pending``/``save_pending`` round-trip a request; ``claim_pending`` takes it atomically
-(exactly one of many concurrent claims, from threads or processes, gets it); ``delete`` clears it.
+What every store does with pending requests is in the conformance suite (``conformance.py``).
 """
 
 from __future__ import annotations
@@ -9,81 +8,12 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import sqlite3
-from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from toolnexus import InMemoryConversationStore, Request, SqliteConversationStore
+from toolnexus import Request, SqliteConversationStore
 
 REQUEST = Request("req-1", "approval", "Deploy to prod?", data={"toolCallId": "c2", "env": "prod"})
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[[], Any]]:
-    made: list[Any] = []
-    shared = InMemoryConversationStore()
-
-    def make() -> Any:
-        store = shared if request.param == "memory" else SqliteConversationStore(tmp_path / "p.db")
-        made.append(store)
-        return store
-
-    yield make
-    for store in made:
-        if hasattr(store, "aclose"):
-            await store.aclose()
-
-
-async def test_a_saved_request_reads_back_equal_and_none_clears_it(make_store: Any) -> None:
-    store = make_store()
-    assert await store.get_pending("c") is None
-    await store.save_pending("c", REQUEST)
-    assert await make_store().get_pending("c") == REQUEST
-    await store.save_pending("c", None)
-    assert await store.get_pending("c") is None
-    await store.save_pending("c", None)  # clearing twice is harmless
-
-
-async def test_a_stored_request_is_a_copy(make_store: Any) -> None:
-    store = make_store()
-    given = Request("r", "approval", "ok?", data={"n": 1})
-    await store.save_pending("c", given)
-    assert given.data is not None
-    given.data["n"] = 2
-    got = await store.get_pending("c")
-    assert got.data == {"n": 1}
-    got.data["n"] = 3
-    assert (await store.get_pending("c")).data == {"n": 1}
-
-
-async def test_claim_takes_only_the_named_request_once(make_store: Any) -> None:
-    store = make_store()
-    await store.save_pending("c", REQUEST)
-    assert await store.claim_pending("c", "another") is None
-    assert await store.claim_pending("missing", REQUEST.id) is None
-    assert await store.claim_pending("c", REQUEST.id) == REQUEST
-    assert await store.claim_pending("c", REQUEST.id) is None
-    assert await store.get_pending("c") is None
-
-
-async def test_of_many_concurrent_claims_exactly_one_gets_the_request(make_store: Any) -> None:
-    store = make_store()
-    await store.save_pending("c", REQUEST)
-    claims = await asyncio.gather(*(make_store().claim_pending("c", REQUEST.id) for _ in range(8)))
-    assert [c for c in claims if c is not None] == [REQUEST]
-
-
-async def test_delete_forgets_the_pending_request_too(make_store: Any) -> None:
-    store = make_store()
-    await store.save("c", [{"role": "user", "content": "hi"}])
-    await store.save_pending("c", REQUEST)
-    await store.delete("c")
-    assert await store.get("c") is None
-    assert await store.get_pending("c") is None
 
 
 def _claim_in_process(path: str, barrier: Any, results: Any) -> None:

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import time
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from toolnexus import ConfigError, ToolnexusError
+from toolnexus import ConfigError, ToolnexusError, create_in_process_client
 from toolnexus.stores import PostgresConversationStore
 
-from .concurrency import save_from_processes
+from .concurrency import resume_from_processes, save_from_processes
 from .conformance import TRANSCRIPT, DurableStoreConformance, StoreFactory
 from .services import POSTGRES_DSN, need
 
@@ -27,9 +30,10 @@ async def table() -> AsyncIterator[str]:
     name = f"toolnexus test {uuid.uuid4().hex[:12]}"  # a space: the name must be quoted
     yield name
     async with await psycopg.AsyncConnection.connect(POSTGRES_DSN, autocommit=True) as conn:
-        await conn.execute(
-            psycopg.sql.SQL("DROP TABLE IF EXISTS {}").format(psycopg.sql.Identifier(name))
-        )
+        for made in (name, f"{name}_pending"):
+            await conn.execute(
+                psycopg.sql.SQL("DROP TABLE IF EXISTS {}").format(psycopg.sql.Identifier(made))
+            )
 
 
 async def query(sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -102,7 +106,7 @@ async def test_many_stores_creating_one_new_table_at_once_all_succeed(table: str
             assert [await s.get(f"c{i}") for i, s in enumerate(stores)] == [TRANSCRIPT] * 12
         finally:
             await asyncio.gather(*(s.aclose() for s in stores))
-            await query(f'DROP TABLE IF EXISTS "{name}"')
+            await query(f'DROP TABLE IF EXISTS "{name}", "{name}_pending"')
 
 
 def test_a_bad_connection_string_is_a_config_error() -> None:
@@ -123,6 +127,8 @@ class Proxy:
         self.server: asyncio.Server | None = None
         self.port = 0
         self.writers: list[asyncio.StreamWriter] = []
+        self.frozen = False
+        """While set, open connections stay open but pass nothing (a frozen server)."""
 
     async def start(self) -> None:
         self.server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
@@ -143,6 +149,8 @@ class Proxy:
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             try:
                 while data := await src.read(65536):
+                    if self.frozen:
+                        continue
                     dst.write(data)
                     await dst.drain()
             except (ConnectionError, OSError):
@@ -173,3 +181,169 @@ async def test_a_dropped_server_gives_a_clear_error_then_the_next_save_works(tab
         assert await store.get("c1") == TRANSCRIPT[:1]
         await store.aclose()
     await proxy.stop()
+
+
+# --- pending requests across processes ----------------------------------------------------
+
+
+async def test_of_four_processes_resuming_one_approval_exactly_one_runs_the_action(
+    table: str, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls"
+    outcomes = resume_from_processes("postgres", POSTGRES_DSN, table, calls, processes=4)
+    done = [o for o in outcomes if "status" in o]
+    assert done == [{"status": "done", "text": "done: deployed prod"}]
+    assert sorted(o.get("error", "") for o in outcomes if "error" in o) == ["ConfigError"] * 3
+    assert calls.read_text() == "deploy answered\n"
+
+
+def test_two_run_sync_calls_on_one_store_each_use_a_pool_of_their_own_loop(table: str) -> None:
+    store = PostgresConversationStore(POSTGRES_DSN, table=table)
+    client = create_in_process_client(
+        model="local", generate=lambda r: {"content": f"{len(r['messages'])} seen"}, store=store
+    )
+    first = client.run_sync("one", conversation_id="c1")  # each on a fresh event loop
+    second = client.run_sync("two", conversation_id="c1")
+    assert (first.text, second.text) == ("1 seen", "3 seen")
+
+
+# --- bounded waits, and the reason a call failed --------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _dsn(**parts: str) -> str:
+    target = urlsplit(POSTGRES_DSN)
+    user = parts.get("user", target.username or "postgres")
+    password = parts.get("password")
+    auth = f"{user}:{password}" if password else user
+    host = parts.get("host", f"{target.hostname or '127.0.0.1'}:{target.port or 5432}")
+    database = parts.get("database", target.path.lstrip("/"))
+    query = parts.get("query", "")
+    return f"postgresql://{auth}@{host}/{database}{query}"
+
+
+async def _failure(store: PostgresConversationStore, *, within: float) -> str:
+    started = time.monotonic()
+    with pytest.raises(ToolnexusError) as caught:
+        async with asyncio.timeout(within + 5):
+            await store.get("c1")
+    assert time.monotonic() - started < within
+    await store.aclose()
+    return str(caught.value)
+
+
+async def test_a_server_that_is_not_there_is_named_connection_refused_at_once() -> None:
+    port = _free_port()
+    store = PostgresConversationStore(_dsn(host=f"127.0.0.1:{port}", password="pw-123"))
+    message = await _failure(store, within=3)
+    assert f"127.0.0.1:{port}" in message
+    assert "connection refused" in message
+    assert "pw-123" not in message
+
+
+async def test_an_unknown_role_is_named_authentication_failed_without_the_password() -> None:
+    need(POSTGRES_DSN, 5432, "PostgreSQL")
+    store = PostgresConversationStore(_dsn(user="no_such_role_tn", password="s3cret-pw"))
+    message = await _failure(store, within=3)
+    assert "authentication failed" in message
+    assert 'role "no_such_role_tn" does not exist' in message
+    assert "s3cret-pw" not in message
+
+
+async def test_an_unknown_database_is_named() -> None:
+    need(POSTGRES_DSN, 5432, "PostgreSQL")
+    store = PostgresConversationStore(_dsn(database="no_such_db_tn"))
+    message = await _failure(store, within=3)
+    assert "no such database" in message
+    assert "no_such_db_tn" in message
+
+
+async def test_a_server_that_accepts_and_never_answers_fails_within_connect_timeout() -> None:
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    loop = asyncio.get_running_loop()
+    silent.setblocking(False)
+    loop.add_reader(silent.fileno(), lambda: accepted.append(silent.accept()[0]))
+    port = silent.getsockname()[1]
+    try:
+        store = PostgresConversationStore(
+            _dsn(host=f"127.0.0.1:{port}", password="pw-456"), connect_timeout=0.5
+        )
+        message = await _failure(store, within=3)
+        assert "no answer within 0.5 s (connect_timeout)" in message
+        assert "pw-456" not in message
+        assert accepted  # it did reach the silent server
+    finally:
+        loop.remove_reader(silent.fileno())
+        for conn in accepted:
+            conn.close()
+        silent.close()
+
+
+async def test_a_server_that_stops_answering_mid_call_fails_within_statement_timeout(
+    table: str,
+) -> None:
+    target = urlsplit(POSTGRES_DSN)
+    proxy = Proxy(target.hostname or "127.0.0.1", target.port or 5432)
+    await proxy.start()
+    store = PostgresConversationStore(
+        _dsn(host=f"127.0.0.1:{proxy.port}"), table=table, statement_timeout=0.3
+    )
+    try:
+        async with asyncio.timeout(20):
+            await store.save("c1", TRANSCRIPT)
+            proxy.frozen = True  # connections stay open; nothing passes any more
+            started = time.monotonic()
+            with pytest.raises(ToolnexusError, match=r"no answer within 0\.3 s"):
+                await store.get("c1")
+            assert time.monotonic() - started < 3
+            proxy.frozen = False
+            await proxy.stop()
+            await proxy.start()
+            assert await store.get("c1") == TRANSCRIPT
+    finally:
+        await store.aclose()
+        await proxy.stop()
+
+
+async def test_connections_the_server_ended_are_replaced_and_the_call_retried_once(
+    table: str,
+) -> None:
+    name = f"tn-{uuid.uuid4().hex[:12]}"
+    store = PostgresConversationStore(
+        _dsn(query=f"?application_name={name}"), table=table, max_size=4
+    )
+    async with asyncio.timeout(20):
+        await asyncio.gather(*(store.save(f"c{n}", TRANSCRIPT) for n in range(8)))
+        for round in range(3):
+            ended = await query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name = %s",
+                name,
+            )
+            assert ended
+            assert all(row == (True,) for row in ended)
+            await store.save("c1", [{"role": "user", "content": str(round)}])
+            assert await store.get("c1") == [{"role": "user", "content": str(round)}]
+    await store.aclose()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"timeout": 0},
+        {"connect_timeout": -1},
+        {"statement_timeout": float("inf")},
+        {"statement_timeout": "30"},
+        {"table": "t" * 60},
+    ],
+)
+def test_bad_store_options_are_config_errors(options: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        PostgresConversationStore(POSTGRES_DSN, **options)

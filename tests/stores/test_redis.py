@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import socket
 import subprocess
+import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolnexus import ConfigError, ToolnexusError
+from toolnexus import ConfigError, ToolnexusError, create_in_process_client
 from toolnexus.stores import RedisConversationStore
 
-from .concurrency import save_from_processes
+from .concurrency import resume_from_processes, save_from_processes
 from .conformance import TRANSCRIPT, DurableStoreConformance, StoreFactory
+from .resume_worker import CONVERSATION
 from .services import REDIS_URL, REQUIRED, need
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
@@ -190,3 +194,114 @@ async def test_a_restarted_server_gives_a_clear_error_then_the_next_save_works(
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
     await store.aclose()
+
+
+# --- pending requests across processes, event loops, dropped connections ------------------
+
+
+async def test_of_four_processes_resuming_one_approval_exactly_one_runs_the_action(
+    prefix: str, raw: Any, tmp_path: Path
+) -> None:
+    calls = tmp_path / "calls"
+    outcomes = resume_from_processes("redis", REDIS_URL, prefix, calls, processes=4)
+    done = [o for o in outcomes if "status" in o]
+    assert done == [{"status": "done", "text": "done: deployed prod"}]
+    assert sorted(o.get("error", "") for o in outcomes if "error" in o) == ["ConfigError"] * 3
+    assert calls.read_text() == "deploy answered\n"
+    store = RedisConversationStore(REDIS_URL, prefix=prefix)
+    assert await store.get_pending(CONVERSATION) is None
+    await store.aclose()
+
+
+def test_two_run_sync_calls_on_one_store_each_use_a_client_of_their_own_loop(
+    prefix: str, raw: Any
+) -> None:
+    store = RedisConversationStore(REDIS_URL, prefix=prefix)
+    client = create_in_process_client(
+        model="local", generate=lambda r: {"content": f"{len(r['messages'])} seen"}, store=store
+    )
+    first = client.run_sync("one", conversation_id="c1")  # each on a fresh event loop
+    second = client.run_sync("two", conversation_id="c1")
+    assert (first.text, second.text) == ("1 seen", "3 seen")
+    assert [m["content"] for m in second.messages] == ["one", "1 seen", "two", "3 seen"]
+
+
+async def test_a_given_client_used_from_another_event_loop_is_a_config_error(
+    prefix: str, raw: Any
+) -> None:
+    client = redis_asyncio.Redis.from_url(REDIS_URL)
+    store = RedisConversationStore(client, prefix=prefix)
+    await store.save("c1", TRANSCRIPT)
+
+    async def elsewhere() -> None:
+        with pytest.raises(ConfigError, match="event loop"):
+            await store.get("c1")
+
+    await asyncio.to_thread(asyncio.run, elsewhere())
+    assert await store.get("c1") == TRANSCRIPT
+    await client.aclose()
+
+
+async def test_connections_the_server_ended_are_replaced_and_the_call_retried_once(
+    prefix: str, raw: Any
+) -> None:
+    name = f"tn-{uuid.uuid4().hex[:12]}"
+    separator = "&" if "?" in REDIS_URL else "?"
+    store = RedisConversationStore(f"{REDIS_URL}{separator}client_name={name}", prefix=prefix)
+    async with asyncio.timeout(10):
+        await asyncio.gather(*(store.save(f"c{n}", TRANSCRIPT) for n in range(8)))
+        for round in range(3):
+            ids = [c["id"] for c in await raw.client_list() if c.get("name") == name]
+            assert ids
+            for client_id in ids:  # as a server restart would, or an idle timeout
+                await raw.client_kill_filter(_id=client_id)
+            await store.save("c1", [{"role": "user", "content": str(round)}])
+            assert await store.get("c1") == [{"role": "user", "content": str(round)}]
+    await store.aclose()
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://127.0.0.1:99999/0", "redis://:pw@127.0.0.1:-1/0", "http://127.0.0.1/0"]
+)
+def test_a_bad_url_is_a_config_error_naming_the_url_without_its_password(url: str) -> None:
+    with pytest.raises(ConfigError, match="bad URL") as caught:
+        RedisConversationStore(url)
+    assert ":pw@" not in str(caught.value)
+
+
+async def test_odd_text_is_stored_so_that_other_readers_see_json(prefix: str, raw: Any) -> None:
+    store = RedisConversationStore(REDIS_URL, prefix=prefix)
+    await store.save("nul", [{"role": "tool", "content": "a\u0000b"}])
+    assert json.loads(await raw.get(prefix + "nul")) == [{"role": "tool", "content": "a\u0000b"}]
+    await store.save("half", [{"role": "tool", "content": "\ud83d"}])
+    stored = json.loads(await raw.get(prefix + "half"))
+    assert isinstance(stored, str)  # the escaped form: a JSON string
+    assert await store.get("half") == [{"role": "tool", "content": "\ud83d"}]
+    await store.aclose()
+
+
+async def test_a_server_that_accepts_and_never_answers_fails_within_the_timeout() -> None:
+    silent = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    loop = asyncio.get_running_loop()
+    silent.setblocking(False)
+    loop.add_reader(silent.fileno(), lambda: accepted.append(silent.accept()[0]))
+    port = silent.getsockname()[1]
+    store = RedisConversationStore(f"redis://:pw-789@127.0.0.1:{port}/0", timeout=0.3)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolnexusError) as caught:
+            async with asyncio.timeout(10):
+                await store.get("c1")
+        assert time.monotonic() - started < 3
+        message = str(caught.value)
+        assert f"127.0.0.1:{port}" in message
+        assert "Timeout" in message
+        assert "pw-789" not in message
+        assert accepted  # it did reach the silent server
+    finally:
+        await store.aclose()
+        loop.remove_reader(silent.fileno())
+        for conn in accepted:
+            conn.close()
+        silent.close()

@@ -275,3 +275,15 @@ async def test_a_new_store_reads_an_existing_file_while_another_connection_write
     finally:
         writer.execute("ROLLBACK")
         writer.close()
+
+
+async def test_a_failure_is_a_toolnexus_error_naming_the_file_and_the_id(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    store = SqliteConversationStore(tmp_path / "file" / "c.db")
+    with pytest.raises(ToolnexusError) as caught:
+        await store.save("c1", TRANSCRIPT)
+    assert str(tmp_path / "file" / "c.db") in str(caught.value)
+    assert "'c1'" in str(caught.value)
+    (tmp_path / "bad.db").write_bytes(b"not a database, but long enough to be read " * 100)
+    with pytest.raises(ToolnexusError, match=r"bad\.db"):
+        await SqliteConversationStore(tmp_path / "bad.db").get("c1")

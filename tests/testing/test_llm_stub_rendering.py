@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx
@@ -275,3 +276,17 @@ async def test_plain_httpx_client_reads_a_streamed_reply(stub):
                 assert line == "data: [DONE]"
     assert "".join(pieces) == "Hello there world"
     assert len([p for p in pieces if p]) == 3
+
+
+async def test_default_tool_call_ids_never_repeat_across_replies_of_one_server(stub, session):
+    ids: list[str] = []
+    for style, stream in [(OPENAI, False), (OPENAI, True), (ANTHROPIC, False), (ANTHROPIC, True)]:
+        made = reply.tool_calls(reply.call("a"), reply.call("b"))
+        _, _, body = await exchange(session, stub, made, style, stream)
+        ids += [m.group(1) for m in re.finditer(r'"id":"((?:call|toolu)_\d+)"', body.decode())]
+    assert ids == [
+        "call_1", "call_2", "call_3", "call_4", "toolu_5", "toolu_6", "toolu_7", "toolu_8"
+    ]  # fmt: skip
+    stub.reset()
+    _, _, body = await exchange(session, stub, reply.tool_calls(reply.call("a")), OPENAI, False)
+    assert '"id":"call_1"' in body.decode()  # a reset server starts again

@@ -13,10 +13,11 @@ import typing
 import uuid
 from typing import Annotated, Any, Literal, Optional, Union
 
+import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from toolnexus import Tool, ToolContext, define_tool, tool
+from toolnexus import ConfigError, Tool, ToolContext, define_tool, tool
 
 
 @tool
@@ -347,14 +348,38 @@ def test_inference_resolves_string_annotations_from_future_import() -> None:
     }
 
 
-def test_an_unresolvable_annotation_does_not_spoil_the_other_parameters() -> None:
+def test_an_unresolvable_annotation_is_a_config_error_naming_the_parameter() -> None:
     namespace = _compile_with_future_annotations()
-    schema = define_tool(namespace["partly_unresolvable"]).input_schema
-    assert schema["properties"] == {
-        "a": {"type": "integer"},
-        "b": {},
-        "c": {"type": "object", "additionalProperties": {"type": "integer"}},
-    }
+    with pytest.raises(ConfigError, match=r"tool 'partly_unresolvable'.*parameter 'b'") as info:
+        define_tool(namespace["partly_unresolvable"])
+    assert "DoesNotExist" in str(info.value)
+    assert "AlsoMissing" not in str(info.value)  # the return annotation is not part of it
+
+
+_FUTURE_FACTORY = """
+from toolnexus import tool
+
+def make_tool():
+    from decimal import Decimal
+    from typing import Literal
+
+    @tool
+    def price(amount: Decimal, unit: Literal["eur", "usd"]) -> str:
+        \"\"\"Price something.\"\"\"
+        return f"{amount} {unit}"
+
+    return price
+"""
+
+
+async def test_a_type_imported_inside_the_defining_function_is_resolved_there() -> None:
+    namespace: dict[str, Any] = {}
+    flags = __future__.annotations.compiler_flag
+    exec(compile(_FUTURE_FACTORY, "<factory>", "exec", flags=flags, dont_inherit=True), namespace)
+    made = namespace["make_tool"]()
+    assert made.input_schema["properties"]["unit"] == {"enum": ["eur", "usd"], "type": "string"}
+    assert made.input_schema["properties"]["amount"] != {}
+    assert (await made.execute({"amount": "1.50", "unit": "eur"})).output == "1.50 eur"
 
 
 def test_keyword_only_parameters_are_inferred_and_required_without_default() -> None:
@@ -366,4 +391,33 @@ def test_keyword_only_parameters_are_inferred_and_required_without_default() -> 
     assert schema["properties"] == {
         "a": {"type": "string"},
         "b": {"type": "boolean", "default": False},
+    }
+
+
+_SHADOWING_FACTORY = """
+from toolnexus import tool
+
+def make_tool():
+    list = ["a local that happens to be named like a builtin"]
+    from decimal import Decimal
+
+    @tool
+    def f(items: list[str], amount: Decimal) -> str:
+        return ",".join(items)
+
+    return f
+"""
+
+
+def test_a_local_variable_named_like_a_builtin_does_not_change_an_annotation() -> None:
+    namespace: dict[str, Any] = {}
+    flags = __future__.annotations.compiler_flag
+    exec(
+        compile(_SHADOWING_FACTORY, "<shadowing>", "exec", flags=flags, dont_inherit=True),
+        namespace,
+    )
+    made = namespace["make_tool"]()
+    assert made.input_schema["properties"]["items"] == {
+        "type": "array",
+        "items": {"type": "string"},
     }

@@ -161,7 +161,8 @@ class Agent:
                 default_mode=None,
                 style=str(llm.get("style") or "openai"),
             )
-        return await self._run(prompt, llm, cancel, resume=None, output=output)
+        result, _ = await self._run(prompt, llm, cancel, resume=None, output=output)
+        return result
 
     async def resume(
         self,
@@ -171,11 +172,28 @@ class Agent:
         llm: Mapping[str, Any],
         cancel: CancelToken | None = None,
     ) -> AgentResult:
-        """Continue a run of this agent that ended ``pending``, given the host's answer."""
-        halted = self._halted.get(pending.id)
+        """Continue a run of this agent that ended ``pending``, given the host's answer.
+
+        The request is taken before anything runs, so a second resume of it (or a concurrent
+        one) is a ``ConfigError``, as with ``Client.resume``. When the resumed run fails
+        before it returns (status ``error``, ``timeout``, ``interrupted``, ``closed`` or
+        ``incomplete``), the request waits for an answer again.
+        """
+        halted = self._halted.pop(pending.id, None)
         if halted is None:
-            raise ConfigError(f"{self.name}: no run waits for request {pending.id!r}")
-        return await self._run("", llm, cancel, resume=(halted, answer), output=halted.output)
+            raise ConfigError(
+                f"{self.name}: no run waits for request {pending.id!r} (it was answered "
+                f"already, is being answered right now, or never halted here)"
+            )
+        finished = False
+        try:
+            result, finished = await self._run(
+                "", llm, cancel, resume=(halted, answer), output=halted.output
+            )
+        finally:
+            if not finished:
+                self._halted.setdefault(pending.id, halted)
+        return result
 
     def waiting(self, request_id: str) -> Request | None:
         """The request a halted run of this agent waits on, by id (``None`` if none does)."""
@@ -201,14 +219,17 @@ class Agent:
         cancel: CancelToken | None,
         resume: tuple[_Halted, Answer] | None,
         output: Mapping[str, Any] | None = None,
-    ) -> AgentResult:
+    ) -> tuple[AgentResult, bool]:
+        """The result, and whether the client's run returned (``False``: it raised, and the
+        result says why)."""
         tally = RunTally()
         output = output or {}
         if self._closed:
-            return AgentResult(f"{self.name} is closed", "closed", 0, 0)
+            return AgentResult(f"{self.name} is closed", "closed", 0, 0), False
         token = CancelToken()
-        if cancel is not None:
-            cancel.on_cancel(token.cancel)
+        # Watch the caller's token only while this run lasts: a long-lived token used for
+        # many runs must not collect one callback per run.
+        unwatch = cancel.on_cancel(token.cancel) if cancel is not None else None
         self._running.add(token)
         path = _PATH.set((*_PATH.get(), self.name))
         try:
@@ -233,23 +254,27 @@ class Agent:
         except BudgetExceeded as stop:
             return AgentResult(
                 tally.last_text, "incomplete", tally.turns, tally.total_tokens, stop.limit
-            )
+            ), False
         except RunCancelled:
             status: AgentStatus = "closed" if self._closed else "interrupted"
-            return AgentResult(f"{self.name} was {status}", status, tally.turns, tally.total_tokens)
+            text = f"{self.name} was {status}"
+            return AgentResult(text, status, tally.turns, tally.total_tokens), False
         except RunTimeout as exc:
-            return AgentResult(str(exc) or "timed out", "timeout", tally.turns, tally.total_tokens)
+            text = str(exc) or "timed out"
+            return AgentResult(text, "timeout", tally.turns, tally.total_tokens), False
         except Exception as exc:
             text = (
                 f"{self.name} failed: {exc}"
                 if str(exc)
                 else f"{self.name} failed: {type(exc).__name__}"
             )
-            return AgentResult(text, "error", tally.turns, tally.total_tokens)
+            return AgentResult(text, "error", tally.turns, tally.total_tokens), False
         finally:
             _PATH.reset(path)
             self._running.discard(token)
-        return self._result(result, tally, llm, output)
+            if unwatch is not None:
+                unwatch()
+        return self._result(result, tally, llm, output), True
 
     def _result(
         self,

@@ -11,8 +11,10 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from typing import Any
 
 from .parser import build_parser
 
@@ -30,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _log_warnings_to_stderr()
     try:
-        return asyncio.run(_dispatch(args))
+        return asyncio.run(_interruptible(_dispatch(args)))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
@@ -38,6 +40,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         # interpreter's final flush does not fail again, and end quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+async def _interruptible(work: Coroutine[Any, Any, int]) -> int:
+    """Await ``work``; Ctrl-C (SIGINT) cancels it, so every ``finally`` and ``async with`` on
+    the way out runs (closing the toolkit and its MCP server processes), and gives 130.
+
+    The signal goes through the event loop's wake-up descriptor (``add_signal_handler``), not
+    a plain Python handler: the kernel may deliver SIGINT to any thread of the process (the
+    one waiting for an MCP server process, a stdin reader), and on some Python versions a
+    plain handler then never runs while the loop sleeps, so the interrupt was lost.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    interrupted = False
+
+    def on_sigint() -> None:
+        nonlocal interrupted
+        interrupted = True
+        task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_sigint)
+    except (NotImplementedError, RuntimeError, ValueError):  # no such support here
+        return await work
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if interrupted:
+            return EXIT_INTERRUPTED
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 async def _dispatch(args: argparse.Namespace) -> int:

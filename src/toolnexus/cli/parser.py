@@ -34,6 +34,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the tools the model would see, with each MCP server's status.",
     )
     tools.add_argument("--json", action="store_true", help="print a JSON list instead")
+    tools.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a configured MCP server failed (default: say so on stderr, exit 0)",
+    )
     _serve_parser(commands, shared)
     return parser
 
@@ -95,6 +100,25 @@ def _run_parser(
         "--db",
         metavar="PATH",
         help=f"SQLite store for --id (env TOOLNEXUS_DB, default {DEFAULT_DB})",
+    )
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="let the built-ins that change things (bash, write, edit, apply_patch) run "
+        "without asking (env TOOLNEXUS_YES=1); without a terminal they are refused otherwise",
+    )
+    reply = run.add_mutually_exclusive_group()
+    reply.add_argument(
+        "--answer",
+        metavar="TEXT",
+        help="answer the request the conversation --id waits for, and continue its run",
+    )
+    reply.add_argument(
+        "--decline",
+        metavar="REASON",
+        nargs="?",
+        const="",
+        help="decline the request the conversation --id waits for (the model sees REASON)",
     )
 
 

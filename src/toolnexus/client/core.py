@@ -415,7 +415,7 @@ class Client:
     ) -> RunResult:
         """Answer what conversation ``id`` waits for and continue its run, given nothing else:
         the transcript and the pending request come from the store (in another process too,
-        with a shared ``SqliteConversationStore``).
+        with a shared SQLite, Redis or PostgreSQL store).
 
         ``answer.id`` must be the pending request's id (else ``ConfigError``, a ``ValueError``).
         The request is claimed before anything runs, so a second resume, or a concurrent one,

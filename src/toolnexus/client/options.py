@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
-from .._checks import Kinds, check_kinds, instance_of, optional
+from .._checks import Kinds, check_kinds, finite, instance_of, optional
 from ..cancel import CancelToken
 from ..dialects.output import OUTPUT_MODES, OutputMode
 from ..engine.hooks import Hook, Hooks
@@ -160,12 +160,17 @@ def cleaned_params(
     return cleaned
 
 
-def _number(at_least: float, *, above: bool = False, whole: bool = False) -> Accepts:
-    """A test that a value is a number (no ``bool``) of at least / above ``at_least``."""
+def _number(
+    at_least: float, *, above: bool = False, whole: bool = False, inf: bool = False
+) -> Accepts:
+    """A test that a value is a finite number (no ``bool``; ``inf`` too when ``inf``) of at
+    least / above ``at_least``."""
 
     def accepts(value: object) -> bool:
         kinds = int if whole else (int, float)
         if isinstance(value, bool) or not isinstance(value, kinds):
+            return False
+        if not (finite(value) or (inf and value == float("inf"))):
             return False
         return value > at_least if above else value >= at_least
 
@@ -195,9 +200,12 @@ _CLIENT_OPTIONS: dict[str, tuple[Accepts, str]] = {
     "max_turns": (_number(1, whole=True), "an integer, at least 1"),
     "hooks": (_anything, ""),  # Hooks.coerce names what is wrong in a hooks dict
     "retries": (_number(0, whole=True), "an integer, 0 or more"),
-    "retry_base_ms": (_number(0), "a number, 0 or more"),
-    "max_retry_after_s": (_number(0), "a number of seconds, 0 or more"),
-    "timeout_ms": (optional(_number(0, above=True)), "a positive number of milliseconds"),
+    "retry_base_ms": (_number(0), "a finite number, 0 or more"),
+    "max_retry_after_s": (_number(0, inf=True), "a number of seconds, 0 or more (inf: any)"),
+    "timeout_ms": (
+        optional(_number(0, above=True)),
+        "a positive, finite number of milliseconds",
+    ),
     "on_error": (_callable_or_none, "a function"),
     "store": (_anything, ""),
     "on_metric": (_callable_or_none, "a function"),

@@ -11,6 +11,7 @@ from ..errors import LLMError, StreamError
 from ..types import JSONObject, ToolResult, Usage
 
 __all__ = [
+    "MAX_ARGUMENT_CHARS",
     "STREAM_ENDED_EARLY",
     "ArgumentsDelta",
     "Dialect",
@@ -173,18 +174,32 @@ def prompt_message(dialect: object, prompt: str | None) -> JSONObject:
     return {"role": "user", "content": prompt}
 
 
+MAX_ARGUMENT_CHARS = 1_000_000
+"""Longest arguments text (JSON) of one tool call; a longer one is refused unrun, as tool
+outputs are cut at the toolkit's ``max_output_chars`` (also 1,000,000 by default)."""
+
+
 def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:
-    """Tool arguments as a dict, or ``({}, error)`` for the model to correct."""
+    """Tool arguments as a dict, or ``({}, error)`` for the model to correct.
+
+    Arguments longer than ``MAX_ARGUMENT_CHARS`` characters of JSON are such an error: they are
+    never decoded into objects (a model's 30 MB of arguments would cost many times that).
+    """
     if isinstance(raw, dict):
         try:
             check_depth(raw)
         except JSONDepthError as exc:
             return {}, f"invalid arguments for {name}: {exc}"
+        size = len(compact_json(raw))
+        if size > MAX_ARGUMENT_CHARS:
+            return {}, _too_long(name, size)
         return raw, None
     if raw is None or raw == "":
         return {}, None
     if not isinstance(raw, str):
         return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(raw)}"
+    if len(raw) > MAX_ARGUMENT_CHARS:
+        return {}, _too_long(name, len(raw))
     try:
         value = loads(raw)
     except ValueError as exc:  # not JSON, or nested deeper than MAX_DEPTH
@@ -192,6 +207,14 @@ def parse_arguments(name: str, raw: object) -> tuple[JSONObject, str | None]:
     if not isinstance(value, dict):
         return {}, f"invalid arguments for {name}: expected a JSON object, got {_json_kind(value)}"
     return value, None
+
+
+def _too_long(name: str, size: int) -> str:
+    return (
+        f"invalid arguments for {name}: {size} characters of JSON, more than the "
+        f"{MAX_ARGUMENT_CHARS} one tool call may carry; the call was not run (send the content "
+        "in smaller parts)"
+    )
 
 
 def _json_kind(value: object) -> str:

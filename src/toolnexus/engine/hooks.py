@@ -73,13 +73,15 @@ class Hooks:
       ``{"args": dict}`` (rewrite its arguments).
     - ``after_tool({name, args, result, id, turn})`` → ``{"result": ToolResult}`` (replace it).
 
-    An exception raised by a hook propagates out of the run.
+    Each payload is typed (``BeforeLLM``, ``AfterLLM``, ``BeforeTool``, ``AfterTool``); a
+    hook that takes a plain ``dict`` is accepted too. An exception raised by a hook propagates
+    out of the run.
     """
 
-    before_llm: Callable[[BeforeLLM], Any] | None = None
-    after_llm: Callable[[AfterLLM], Any] | None = None
-    before_tool: Callable[[BeforeTool], Any] | None = None
-    after_tool: Callable[[AfterTool], Any] | None = None
+    before_llm: Callable[[BeforeLLM], Any] | Callable[[JSONObject], Any] | None = None
+    after_llm: Callable[[AfterLLM], Any] | Callable[[JSONObject], Any] | None = None
+    before_tool: Callable[[BeforeTool], Any] | Callable[[JSONObject], Any] | None = None
+    after_tool: Callable[[AfterTool], Any] | Callable[[JSONObject], Any] | None = None
 
     @classmethod
     def coerce(cls, value: Hooks | Mapping[str, Hook | None] | None) -> Hooks:

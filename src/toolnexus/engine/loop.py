@@ -11,6 +11,7 @@ the loop goes on; no other step changes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
@@ -228,7 +229,7 @@ class Engine:
                 async for event in events:
                     yield event
             if state.halted is not None:
-                yield await self._done(run, state, "pending", state.halted.prompt)
+                yield await self._done(run, state, scope, "pending", state.halted.prompt)
                 return
 
         for turn in range(self.max_turns):
@@ -274,11 +275,11 @@ class Engine:
                 if reply.stop_reason == _PAUSED:
                     continue  # a server tool paused the turn: send the transcript again
                 if answers is None:
-                    yield await self._done(run, state, "done", valid_text(reply.text)[0])
+                    yield await self._done(run, state, scope, "done", valid_text(reply.text)[0])
                     return
                 said = await answers.check_text(reply.text)
                 if said.ok or answers.failed():
-                    yield await self._answered(run, state, answers, said)
+                    yield await self._answered(run, state, scope, answers, said)
                     return
                 state.messages.append(answers.retry_message(said))
                 continue
@@ -297,14 +298,14 @@ class Engine:
                 verdict = await self._final_results(answers, reply.tool_uses, finals, state)
             state.messages.extend(self._results(reply.tool_uses, state.turn_results))
             if state.halted is not None:
-                yield await self._done(run, state, "pending", state.halted.prompt)
+                yield await self._done(run, state, scope, "pending", state.halted.prompt)
                 return
             if verdict is not None and answers is not None:
                 if verdict.ok or answers.failed():
-                    yield await self._answered(run, state, answers, verdict)
+                    yield await self._answered(run, state, scope, answers, verdict)
                     return
         text = self.dialect.incomplete_text(state.last_message)
-        yield await self._done(run, state, "incomplete", text, limit="maxTurns")
+        yield await self._done(run, state, scope, "incomplete", text, limit="maxTurns")
 
     async def _final_results(
         self, answers: AnswerCheck, calls: list[ToolUse], finals: list[ToolUse], state: _RunState
@@ -328,15 +329,28 @@ class Engine:
         return result
 
     async def _answered(
-        self, run: RunInput, state: _RunState, answers: AnswerCheck, verdict: Verdict
+        self,
+        run: RunInput,
+        state: _RunState,
+        scope: RunScope,
+        answers: AnswerCheck,
+        verdict: Verdict,
     ) -> DoneEvent:
         """The end of a run whose answer was checked: ``done`` with its value, or
         ``incomplete`` (``outputRetries``) when the last retry failed too."""
         if verdict.ok:
             return await self._done(
-                run, state, "done", verdict.text, output=verdict.value, dump=answers.spec.dump
+                run,
+                state,
+                scope,
+                "done",
+                verdict.text,
+                output=verdict.value,
+                dump=answers.spec.dump,
             )
-        return await self._done(run, state, "incomplete", verdict.text, limit="outputRetries")
+        return await self._done(
+            run, state, scope, "incomplete", verdict.text, limit="outputRetries"
+        )
 
     async def _before_llm(
         self, state: _RunState, tools: list[JSONObject], turn: int
@@ -374,19 +388,22 @@ class Engine:
         self, body: JSONObject, output: Callable[[JSONObject], JSONObject] | None = None
     ) -> JSONObject:
         """``request_params`` merged in (its keys win), then the structured-output form
-        (``output``), then ``body_transform``'s replacement."""
+        (``output``), then ``body_transform``: what it returns replaces the body; ``None`` keeps
+        the body it was given, edits included (SPEC §2.8)."""
         if self.request_params:
             body.update(self.request_params)
         if output is not None:
             body = output(body)
         if self.body_transform is not None:
-            replaced = await maybe_await(self.body_transform, snapshot(body))
-            if replaced is not None:
-                if not isinstance(replaced, dict):
-                    raise ConfigError(
-                        f"body_transform must return a dict or None, got {type(replaced).__name__}"
-                    )
-                body = replaced
+            given = snapshot(body)  # its own copy: edits to it are the transform's to make
+            replaced = await maybe_await(self.body_transform, given)
+            if replaced is None:
+                return given
+            if not isinstance(replaced, dict):
+                raise ConfigError(
+                    f"body_transform must return a dict or None, got {type(replaced).__name__}"
+                )
+            body = replaced
         return body
 
     async def _call_once(self, body: JSONObject, headers: dict[str, str], turn: int) -> Turn:
@@ -493,7 +510,7 @@ class Engine:
         assert self.wait_for is not None
         answer = await maybe_await(self.wait_for, snapshot(request))
         if not isinstance(answer, Answer) or not answer.ok:
-            return ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+            return declined(request, answer if isinstance(answer, Answer) else None)
         return await runner.run_again(use, args, answer, request, *where)
 
     async def _resume(
@@ -508,7 +525,7 @@ class Engine:
                 turn.halted, turn.halted.args, answer, request, 0, index
             )
         else:
-            result = ToolResult(f"declined/expired: {request.prompt}", is_error=True)
+            result = declined(request, answer)
         state.record(turn.halted, turn.halted.args, result)
         yield ToolResultEvent(turn.halted.id, turn.halted.name, result.output, result.is_error)
         settled = {**turn.results, turn.halted.id: result}
@@ -538,6 +555,7 @@ class Engine:
         self,
         run: RunInput,
         state: _RunState,
+        scope: RunScope,
         status: RunStatus,
         text: str,
         *,
@@ -561,6 +579,12 @@ class Engine:
             _output_dump=dump,
         )
         if run.conversation_id is not None:
+            # Saving is all or nothing for the caller: a deadline or cancel that fired already
+            # lands here, before the save; from then on neither can stop the run, so it never
+            # raises RunTimeout/RunCancelled for a transcript that was stored (a store that
+            # writes in a thread would finish its write anyway). It finishes as saved.
+            await asyncio.sleep(0)
+            scope.close()
             await self.store.save(
                 run.conversation_id, cast("list[Message]", snapshot(state.messages))
             )
@@ -603,3 +627,17 @@ def _valid_prompt(prompt: str | None) -> str | None:
     if invalid:
         logger.warning("the prompt had %d characters that are not valid Unicode: replaced", invalid)
     return text
+
+
+ADVISORY_REASONS = frozenset({"declined", "cancelled", "expired"})
+"""The reason codes of §4.1 that say nothing beyond "not ok" (the model is not told them)."""
+
+
+def declined(request: Request, answer: Answer | None) -> ToolResult:
+    """The result of a call whose request was declined or expired: a reason in a person's own
+    words follows on a ``reason:`` line, so the model learns why (SPEC §4.3)."""
+    output = f"declined/expired: {request.prompt}"
+    reason = answer.reason if answer is not None else None
+    if reason and reason.strip() and reason not in ADVISORY_REASONS:
+        output += f"\nreason: {reason}"
+    return ToolResult(output, is_error=True)

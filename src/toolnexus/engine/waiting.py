@@ -37,7 +37,7 @@ def require_pending_store(store: ConversationStore) -> Any:
         raise ConfigError(
             f"{type(store).__name__} does not keep pending requests (it has no get_pending/"
             f"save_pending methods); resume with ask_with_answer(request, answer, id=...) or "
-            f"use a store that keeps them (InMemoryConversationStore, SqliteConversationStore)"
+            f"use a store that keeps them (every store toolnexus ships does)"
         )
     return store
 

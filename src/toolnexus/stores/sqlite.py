@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import TypeVar
 
 from .._deprecated import renamed
-from .._json import compact_json
 from ..errors import ConfigError, ToolnexusError
 from ..messages import Message
 from ..suspension import Request
+from ._codec import decode, storable_id, storable_json
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
 
@@ -110,57 +110,63 @@ class SqliteConversationStore:
         Raises ``ToolnexusError`` naming the id and the file when the stored text is not a
         JSON array of message objects.
         """
+        key = storable_id(id)
 
         def read(conn: sqlite3.Connection) -> list[Message] | None:
-            row = conn.execute(_SELECT, (id,)).fetchone()
+            row = conn.execute(_SELECT, (key,)).fetchone()
             return None if row is None else self._decode(id, row[0])
 
         return await self._call("read", id, read)
 
     async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id`` (one upsert in its own transaction)."""
+        key = storable_id(id)
         text = _encode(id, messages)
         stamp = _utc_now()
-        await self._call("save", id, lambda conn: conn.execute(_UPSERT, (id, text, stamp)))
+        await self._call("save", id, lambda conn: conn.execute(_UPSERT, (key, text, stamp)))
 
     async def delete(self, id: str) -> None:
         """Remove the transcript (and pending request) of ``id``; an unknown id is not an error."""
+        key = storable_id(id)
 
         def delete(conn: sqlite3.Connection) -> None:
             with _transaction(conn):
-                conn.execute(_DELETE, (id,))
-                conn.execute(_DELETE_PENDING, (id,))
+                conn.execute(_DELETE, (key,))
+                conn.execute(_DELETE_PENDING, (key,))
 
         await self._call("delete", id, delete)
 
     async def get_pending(self, id: str) -> Request | None:
         """The request conversation ``id`` waits for, or ``None``."""
+        key = storable_id(id)
 
         def read(conn: sqlite3.Connection) -> Request | None:
-            row = conn.execute(_SELECT_PENDING, (id,)).fetchone()
+            row = conn.execute(_SELECT_PENDING, (key,)).fetchone()
             return None if row is None else self._decode_request(id, row[0])
 
         return await self._call("read the pending request of", id, read)
 
     async def save_pending(self, id: str, request: Request | None) -> None:
         """Record the request conversation ``id`` waits for; ``None`` clears it."""
+        key = storable_id(id)
         if request is None:
             clear = "clear the pending request of"
-            await self._call(clear, id, lambda conn: conn.execute(_DELETE_PENDING, (id,)))
+            await self._call(clear, id, lambda conn: conn.execute(_DELETE_PENDING, (key,)))
             return
-        text, stamp = compact_json(request.to_dict()), _utc_now()
-        values = (id, request.id, text, stamp)
+        text, stamp = storable_json(request.to_dict()), _utc_now()
+        values = (key, request.id, text, stamp)
         what = "save the pending request of"
         await self._call(what, id, lambda conn: conn.execute(_UPSERT_PENDING, values))
 
     async def claim_pending(self, id: str, request_id: str) -> Request | None:
         """Take (and clear) the pending request of ``id`` if its id is ``request_id``, in one
         write transaction: of concurrent claims, from any process, exactly one gets it."""
+        key = storable_id(id)
 
         def claim(conn: sqlite3.Connection) -> Request | None:
             with _transaction(conn):
-                row = conn.execute(_SELECT_PENDING, (id,)).fetchone()
-                if row is None or conn.execute(_CLAIM_PENDING, (id, request_id)).rowcount != 1:
+                row = conn.execute(_SELECT_PENDING, (key,)).fetchone()
+                if row is None or conn.execute(_CLAIM_PENDING, (key, request_id)).rowcount != 1:
                     return None
             return self._decode_request(id, row[0])
 
@@ -184,9 +190,11 @@ class SqliteConversationStore:
             raise ToolnexusError(f"{self!r} is closed")
         try:
             return await asyncio.to_thread(self._run, op)
-        except sqlite3.Error as exc:
-            exc.add_note(f"while trying to {what} conversation {id!r} in {self._path}")
-            raise
+        except (sqlite3.Error, OSError) as exc:  # OSError: the folder cannot be made
+            raise ToolnexusError(
+                f"SQLite store {self._path}: could not {what} conversation {id!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     def _run(self, op: Callable[[sqlite3.Connection], _T]) -> _T:
         """In a worker thread: prepare the file once, then run ``op`` on a pooled connection.
@@ -253,7 +261,7 @@ class SqliteConversationStore:
     def _decode(self, id: str, text: str) -> list[Message]:
         where = f"conversation {id!r} in {self._path}"
         try:
-            messages = json.loads(text)
+            messages = decode(json.loads(text))
         except (TypeError, ValueError) as exc:
             raise ToolnexusError(f"{where} is corrupt: not valid JSON ({exc})") from None
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
@@ -262,7 +270,7 @@ class SqliteConversationStore:
 
     def _decode_request(self, id: str, text: str) -> Request:
         try:
-            return Request.from_dict(json.loads(text))
+            return Request.from_dict(decode(json.loads(text)))
         except (TypeError, ValueError) as exc:
             raise ToolnexusError(
                 f"the pending request of conversation {id!r} in {self._path} is corrupt ({exc})"
@@ -331,20 +339,15 @@ def _migrate(conn: sqlite3.Connection) -> None:
 def _encode(id: str, messages: Sequence[Message]) -> str:
     """Compact JSON text of a transcript, taken on the caller's thread (a snapshot).
 
-    A string holding a lone surrogate (half of a split emoji) cannot be stored as UTF-8; such a
-    transcript is written with ``\\u`` escapes instead, which reads back identically.
+    Text SQLite cannot keep as UTF-8 (a lone surrogate) is written with ``\\u`` escapes, which
+    read back identically.
     """
     try:
-        text = compact_json(messages)
+        return storable_json(messages)
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"conversation {id!r}: messages are not JSON-serialisable ({exc})"
         ) from None
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(messages, separators=(",", ":"))
-    return text
 
 
 def _utc_now() -> str:

@@ -37,7 +37,7 @@ from typing import Any
 from aiohttp import web
 
 from .recorded import RecordedRequest, read_request
-from .reply import Reply, _error_wire, _render, _Wire
+from .reply import Reply, _error_wire, _Message, _render, _Wire
 
 __all__ = ["RecordedRequest", "StubLLMServer"]
 
@@ -90,6 +90,7 @@ class StubLLMServer:
         self._max_in_flight = 0
         self._disconnects = 0
         self._unscripted: list[int] = []
+        self._calls_sent = 0
         self._generation = 0
         self._waiters: list[_Waiter] = []
         self._thread: threading.Thread | None = None
@@ -211,12 +212,14 @@ class StubLLMServer:
             raise AssertionError("StubLLMServer: " + "; ".join(problems))
 
     def reset(self) -> None:
-        """Forget recorded requests, scripted replies and counters (``handler`` is kept)."""
+        """Forget recorded requests, scripted replies and counters, the tool-call id count
+        included (``handler`` is kept)."""
         with self._lock:
             self._requests.clear()
             self._queue.clear()
             self._unscripted.clear()
             self._disconnects = 0
+            self._calls_sent = 0
             self._max_in_flight = self._in_flight
             self._generation += 1
             self._notify_locked()
@@ -388,9 +391,17 @@ class StubLLMServer:
         if record.style == "gemini":  # .../models/<model>:generateContent
             model = record.path.rpartition("/")[2].partition(":")[0] or None
         model = "stub-model" if model is None else model
+        calls = chosen.content.calls if isinstance(chosen.content, _Message) else ()
+        with self._lock:  # default tool-call ids never repeat within this server's life
+            ids_from, self._calls_sent = self._calls_sent, self._calls_sent + len(calls)
         try:
             wire = _render(
-                chosen, style=record.style, stream=record.stream, model=model, n=record.index
+                chosen,
+                style=record.style,
+                stream=record.stream,
+                model=model,
+                n=record.index,
+                ids_from=ids_from,
             )
         except Exception as exc:
             log.exception("StubLLMServer: could not render the reply for request #%d", record.index)

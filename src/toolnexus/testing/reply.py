@@ -14,7 +14,9 @@ drives a plain and a streamed run in any style. Below, ``<n>`` is the request's 
 "assistant", "content": <text>}`` with ``"stop"``; a tool-call reply's message is ``{"role":
 "assistant", "content": <text or null>, "tool_calls": [{"id", "type": "function", "function":
 {"name", "arguments": <JSON string>}}]}`` with ``"tool_calls"``. Default ids: ``call_1``,
-``call_2``, ... within the reply. ``usage`` appears only when given.
+``call_2``, ... numbered across the server's replies (a second reply's first call is
+``call_3`` when the first had two), so no id is reused within a server's life; explicit ids are
+sent as given. ``usage`` appears only when given.
 
 **OpenAI SSE** (``data: <json>`` then a blank line; every chunk carries ``"id"``, ``"object":
 "chat.completion.chunk"`` and ``"model"``): one chunk per text piece with
@@ -26,9 +28,9 @@ drives a plain and a streamed run in any style. Below, ``<n>`` is the request's 
 **Anthropic JSON**: ``{"id": "msg_stub_<n>", "type": "message", "role": "assistant", "model":
 <model>, "content": [{"type": "text", "text"} if the text is non-empty, then {"type":
 "tool_use", "id", "name", "input"} per call], "stop_reason": "end_turn" | "tool_use", "usage":
-{"input_tokens": p, "output_tokens": c}}``. Default ids ``toolu_1``, ``toolu_2``, ...; a call
-whose args were given as a string has that string verbatim as ``input``. ``usage`` appears only
-when given.
+{"input_tokens": p, "output_tokens": c}}``. Default ids ``toolu_1``, ``toolu_2``, ...
+(numbered across replies, as above); a call whose args were given as a string has that string
+verbatim as ``input``. ``usage`` appears only when given.
 
 **Anthropic SSE** (``event: <type>``, ``data: <json>``, blank line): ``message_start`` (message
 with id, type, role, model, ``content: []``, ``usage: {"input_tokens": p, "output_tokens":
@@ -326,8 +328,12 @@ class _Wire:
     events: tuple[bytes, ...] | None = None
 
 
-def _render(reply: Reply, *, style: Style, stream: bool, model: object, n: int) -> _Wire | None:
-    """How the server answers ``reply``; ``None`` means close the connection without one."""
+def _render(
+    reply: Reply, *, style: Style, stream: bool, model: object, n: int, ids_from: int = 0
+) -> _Wire | None:
+    """How the server answers ``reply``; ``None`` means close the connection without one.
+
+    Default tool-call ids are numbered after ``ids_from`` (the calls the server already sent)."""
     content = reply.content
     if isinstance(content, _Drop):
         return None
@@ -337,11 +343,13 @@ def _render(reply: Reply, *, style: Style, stream: bool, model: object, n: int) 
         wire = _Wire(content.status, _sse_headers(), events=content.events)
     elif stream:
         render_sse = _SSE_RENDERERS[style]
-        wire = _Wire(200, _sse_headers(), events=tuple(render_sse(content, model, n)))
+        wire = _Wire(200, _sse_headers(), events=tuple(render_sse(content, model, n, ids_from)))
     else:
         render_json = _JSON_RENDERERS[style]
         wire = _Wire(
-            200, {"Content-Type": _JSON}, body=compact_json(render_json(content, model, n)).encode()
+            200,
+            {"Content-Type": _JSON},
+            body=compact_json(render_json(content, model, n, ids_from)).encode(),
         )
     for key, value in reply.headers:
         for existing in [k for k in wire.headers if k.lower() == key.lower()]:
@@ -376,12 +384,12 @@ def _openai_usage(usage: tuple[int, int]) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": sum(usage)}
 
 
-def _openai_json(message: _Message, model: object, n: int) -> dict[str, object]:
+def _openai_json(message: _Message, model: object, n: int, ids_from: int = 0) -> dict[str, object]:
     reply: dict[str, object] = {"role": "assistant", "content": message.text}
     if message.calls:
         reply["tool_calls"] = [
             {
-                "id": _call_id(spec, i, "call_"),
+                "id": _call_id(spec, ids_from + i, "call_"),
                 "type": "function",
                 "function": {"name": spec.name, "arguments": spec.arguments},
             }
@@ -399,7 +407,7 @@ def _openai_json(message: _Message, model: object, n: int) -> dict[str, object]:
     return body
 
 
-def _openai_sse(message: _Message, model: object, n: int) -> list[bytes]:
+def _openai_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
     envelope = {"id": f"chatcmpl-stub-{n}", "object": "chat.completion.chunk", "model": model}
 
     def chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
@@ -408,7 +416,7 @@ def _openai_sse(message: _Message, model: object, n: int) -> list[bytes]:
 
     out = [chunk({"content": piece}) for piece in _text_pieces(message)]
     for index, spec in enumerate(message.calls):
-        call_id = _call_id(spec, index + 1, "call_")
+        call_id = _call_id(spec, ids_from + index + 1, "call_")
         function = {"name": spec.name, "arguments": ""}
         first = {"index": index, "id": call_id, "type": "function", "function": function}
         out.append(chunk({"tool_calls": [first]}))
@@ -427,11 +435,15 @@ def _tool_use(spec: ToolCallSpec, position: int, tool_input: object) -> dict[str
     return {"type": "tool_use", "id": tool_id, "name": spec.name, "input": tool_input}
 
 
-def _anthropic_json(message: _Message, model: object, n: int) -> dict[str, object]:
+def _anthropic_json(
+    message: _Message, model: object, n: int, ids_from: int = 0
+) -> dict[str, object]:
     content: list[dict[str, object]] = []
     if message.text:
         content.append({"type": "text", "text": message.text})
-    content += [_tool_use(spec, i, spec.input) for i, spec in enumerate(message.calls, start=1)]
+    content += [
+        _tool_use(spec, ids_from + i, spec.input) for i, spec in enumerate(message.calls, start=1)
+    ]
     body: dict[str, object] = {
         "id": f"msg_stub_{n}",
         "type": "message",
@@ -445,7 +457,7 @@ def _anthropic_json(message: _Message, model: object, n: int) -> dict[str, objec
     return body
 
 
-def _anthropic_sse(message: _Message, model: object, n: int) -> list[bytes]:
+def _anthropic_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
     prompt, completion = message.usage or (0, 0)
     head = {"id": f"msg_stub_{n}", "type": "message", "role": "assistant", "model": model}
     usage = {"input_tokens": prompt, "output_tokens": 1}
@@ -463,7 +475,7 @@ def _anthropic_sse(message: _Message, model: object, n: int) -> list[bytes]:
             {"type": "input_json_delta", "partial_json": p}
             for p in _argument_pieces(spec.arguments)
         ]
-        blocks.append((_tool_use(spec, position, {}), json_deltas))
+        blocks.append((_tool_use(spec, ids_from + position, {}), json_deltas))
     for index, (start, deltas) in enumerate(blocks):
         events.append({"type": "content_block_start", "index": index, "content_block": start})
         events.extend({"type": "content_block_delta", "index": index, "delta": d} for d in deltas)
@@ -487,23 +499,28 @@ def _responses_message(text: str, n: int, status: str = "completed") -> dict[str
 
 
 def _responses_call(
-    spec: ToolCallSpec, position: int, n: int, status: str = "completed"
+    spec: ToolCallSpec, position: int, n: int, status: str = "completed", ids_from: int = 0
 ) -> dict[str, object]:
     return {
         "type": "function_call",
         "id": f"fc_stub_{n}_{position}",
-        "call_id": _call_id(spec, position, "call_"),
+        "call_id": _call_id(spec, ids_from + position, "call_"),
         "name": spec.name,
         "arguments": spec.arguments if status == "completed" else "",
         "status": status,
     }
 
 
-def _responses_json(message: _Message, model: object, n: int) -> dict[str, object]:
+def _responses_json(
+    message: _Message, model: object, n: int, ids_from: int = 0
+) -> dict[str, object]:
     output: list[dict[str, object]] = []
     if message.text or (message.text is not None and not message.calls):
         output.append(_responses_message(message.text, n))
-    output += [_responses_call(spec, i, n) for i, spec in enumerate(message.calls, start=1)]
+    output += [
+        _responses_call(spec, i, n, ids_from=ids_from)
+        for i, spec in enumerate(message.calls, start=1)
+    ]
     body: dict[str, object] = {
         "id": f"resp_stub_{n}",
         "object": "response",
@@ -524,8 +541,8 @@ def _responses_json(message: _Message, model: object, n: int) -> dict[str, objec
     return body
 
 
-def _responses_sse(message: _Message, model: object, n: int) -> list[bytes]:
-    final = _responses_json(message, model, n)
+def _responses_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
+    final = _responses_json(message, model, n, ids_from)
     start = {**final, "status": "in_progress", "output": []}
     start.pop("usage", None)
     events: list[dict[str, object]] = [
@@ -564,7 +581,7 @@ def _responses_sse(message: _Message, model: object, n: int) -> list[bytes]:
                 {
                     "type": "response.output_item.added",
                     "output_index": index,
-                    "item": _responses_call(spec, position, n, "in_progress"),
+                    "item": _responses_call(spec, position, n, "in_progress", ids_from),
                 }
             )
             events += [
@@ -607,7 +624,8 @@ def _gemini_call(spec: ToolCallSpec) -> dict[str, object]:
     return {"functionCall": call}
 
 
-def _gemini_json(message: _Message, model: object, n: int) -> dict[str, object]:
+def _gemini_json(message: _Message, model: object, n: int, ids_from: int = 0) -> dict[str, object]:
+    """Gemini's reply; its calls carry no id unless the script gave one (``ids_from`` unused)."""
     parts: list[dict[str, object]] = []
     if message.text or (message.text is not None and not message.calls):
         parts.append({"text": message.text})
@@ -619,7 +637,7 @@ def _gemini_json(message: _Message, model: object, n: int) -> dict[str, object]:
     return {**body, **_gemini_envelope(model, n)}
 
 
-def _gemini_sse(message: _Message, model: object, n: int) -> list[bytes]:
+def _gemini_sse(message: _Message, model: object, n: int, ids_from: int = 0) -> list[bytes]:
     """Gemini's stream: one whole ``GenerateContentResponse`` per event (text pieces, then
     the calls and the finish reason), lines ended by CRLF as Google's servers end them."""
     chunks: list[list[dict[str, object]]] = [[{"text": p}] for p in _text_pieces(message)]

@@ -14,7 +14,7 @@ from .._text import invalid_note, valid_text, valid_value
 from ..errors import ConfigError
 from ..tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
 from ..types import JSONObject, OnCall, ServeHandle, Tool, ToolContext, ToolResult
-from .options import checked_max_output, checked_positive
+from .options import checked_max_output, checked_positive, checked_tools
 
 if TYPE_CHECKING:
     from ..serve.access import AuthOption
@@ -54,7 +54,7 @@ class Toolkit:
         self._max_output_chars = checked_max_output(max_output_chars)
         self._threads = ToolThreads(checked_positive(max_tool_threads, "max_tool_threads"))
         self._tools: dict[str, Tool] = {}
-        self.register(*tools)
+        self.register(*checked_tools(tools, "tools"))
         self._skills = skills
         self._mcp = mcp
         self._config = config
@@ -89,7 +89,10 @@ class Toolkit:
         return len(self._tools)
 
     def register(self, *tools: Tool) -> Toolkit:
-        """Append tools; a name already present is ignored with a warning. Returns ``self``."""
+        """Append tools; a name already present is ignored with a warning. Returns ``self``.
+
+        Anything that is not a ``Tool`` (a plain function, say) is a ``ConfigError``."""
+        checked_tools(tools, "register")
         for t in tools:
             if t.name in self._tools:
                 logger.warning("tool %r is already registered; the new one is ignored", t.name)

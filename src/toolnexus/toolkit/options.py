@@ -90,7 +90,7 @@ def checked_positive(value: object, name: str) -> int:
     return value
 
 
-def checked_tools(tools: Sequence[Tool] | None, option: str) -> list[Tool]:
+def checked_tools(tools: Iterable[Tool] | None, option: str) -> list[Tool]:
     """``tools`` as a list, or a ``ConfigError`` naming the first entry that is not a ``Tool``."""
     if tools is None:
         return []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import functools
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -42,7 +44,11 @@ def define_tool(
     tool_name = name or str(getattr(fn, "__name__", ""))
     wants_ctx = "ctx" in inspect.signature(fn).parameters
     is_async = inspect.iscoroutinefunction(fn)
-    signature = Signature(fn) if input_schema is None else None
+    signature = (
+        Signature(fn, localns=_only_new_names(_defining_scope(), fn))
+        if input_schema is None
+        else None
+    )
 
     async def execute(args: JSONObject, ctx: ToolContext | None = None) -> ToolResult:
         if signature is not None:
@@ -103,6 +109,26 @@ def tool(
     return decorate
 
 
+def _defining_scope() -> dict[str, Any]:
+    """The local names of the code that called ``define_tool``/``@tool`` (the first frame
+    outside this module): where a function defined inside another one finds the types it
+    imported there, as pydantic resolves forward references in the defining scope."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None or frame.f_code.co_name == "<module>":
+        return {}  # module level: the function's own globals are that scope
+    return dict(frame.f_locals)
+
+
+def _only_new_names(localns: dict[str, Any], fn: Callable[..., Any]) -> dict[str, Any]:
+    """The names of ``localns`` the function's module and the builtins do not define, so a
+    local variable never changes what an annotation resolvable without it means (a local
+    ``list = [...]`` leaves ``list[str]`` alone)."""
+    known = getattr(fn, "__globals__", {})
+    return {k: v for k, v in localns.items() if k not in known and not hasattr(builtins, k)}
+
+
 def to_tool_result(value: object) -> ToolResult:
     """Map a native return value: ``ToolResult`` as is, ``str`` as output, ``None`` as ``""``,
     a dataclass or pydantic model as its JSON, anything else as compact JSON."""
@@ -124,4 +150,4 @@ def to_tool_result(value: object) -> ToolResult:
 
 def infer_schema(fn: Callable[..., Any]) -> JSONObject:
     """The JSON Schema ``define_tool`` infers for ``fn``'s parameters."""
-    return Signature(fn).schema
+    return Signature(fn, localns=_only_new_names(_defining_scope(), fn)).schema

@@ -13,10 +13,11 @@ from __future__ import annotations
 import inspect
 import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ConfigError
 from ..types import JSONObject
 from .docstrings import argument_descriptions
 
@@ -48,10 +49,14 @@ class Signature:
     """The schema and validator of one function's parameters (``ctx``, ``self``, ``cls``,
     ``*args`` and ``**kwargs`` excluded)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], *, localns: Mapping[str, Any] | None = None) -> None:
+        """``localns``: the names of the scope the function was defined in (its enclosing
+        function's locals), for annotations written as strings (``from __future__ import
+        annotations``) that name a type imported there; an annotation that still cannot be
+        resolved is a ``ConfigError`` naming the parameter."""
         from pydantic import ValidationError
 
-        params = _parameters(fn)
+        params = _parameters(fn, localns)
         self._names = {f"f{i}": p.name for i, p in enumerate(params)}
         self._invalid = ValidationError
         self._model = _model(fn, params)
@@ -80,26 +85,40 @@ class Signature:
         return {self._names[field]: values[field] for field in checked.__pydantic_fields_set__}
 
 
-def resolved_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+def resolved_hints(
+    fn: Callable[..., Any], localns: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Resolved annotations (``Annotated`` kept); when one cannot be resolved, the others are."""
+    return _resolve(fn, localns)[0]
+
+
+def _resolve(
+    fn: Callable[..., Any], localns: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """``(hints, problems)``: the annotations resolved in the function's module and then in
+    ``localns``, and for each one that could not be, why."""
+    local = dict(localns or {})
     try:
-        return typing.get_type_hints(fn, include_extras=True)
+        return typing.get_type_hints(fn, localns=local, include_extras=True), {}
     except Exception:
         pass
     hints: dict[str, Any] = {}
+    problems: dict[str, str] = {}
     namespace = getattr(fn, "__globals__", {})
     for name, annotation in getattr(fn, "__annotations__", {}).items():
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, namespace)  # what get_type_hints does per name
-            except Exception:
-                continue
+        try:
+            for _ in range(2):  # ``x: "T"`` under postponed annotations is a string twice
+                if isinstance(annotation, str):
+                    annotation = eval(annotation, namespace, local)  # as get_type_hints does
+        except Exception as exc:
+            problems[name] = f"{type(exc).__name__}: {exc}"
+            continue
         hints[name] = annotation
-    return hints
+    return hints, problems
 
 
-def _parameters(fn: Callable[..., Any]) -> list[_Parameter]:
-    hints = resolved_hints(fn)
+def _parameters(fn: Callable[..., Any], localns: Mapping[str, Any] | None) -> list[_Parameter]:
+    hints, problems = _resolve(fn, localns)
     documented = argument_descriptions(inspect.getdoc(fn))
     out: list[_Parameter] = []
     for param in inspect.signature(fn).parameters.values():
@@ -108,6 +127,13 @@ def _parameters(fn: Callable[..., Any]) -> list[_Parameter]:
             param.VAR_KEYWORD,
         ):
             continue
+        if param.name in problems:
+            raise ConfigError(
+                f"tool {getattr(fn, '__name__', '?')!r}: the annotation "
+                f"{fn.__annotations__[param.name]!r} of parameter {param.name!r} cannot be "
+                f"resolved ({problems[param.name]}); import the type where the function is "
+                "defined or at module level, or give input_schema"
+            )
         annotation, described = _split_annotated(hints.get(param.name, Any))
         out.append(
             _Parameter(

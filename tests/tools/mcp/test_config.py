@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
+from toolnexus import create_toolkit
 from toolnexus.errors import ConfigError
+from toolnexus.testing import mcp_server_command
 from toolnexus.tools.mcp import load_mcp_config
 from toolnexus.tools.mcp.config import DEFAULT_TIMEOUT_MS
 
@@ -282,3 +285,34 @@ def test_relative_paths_resolve_against_the_file_folder_and_bare_names_do_not(
     assert rel.command == [str(tmp_path / "bin" / "s"), "./arg"]
     assert rel.cwd == str(tmp_path / "w")
     assert (bare.command, bare.cwd) == (["npx"], "/abs")
+
+
+def test_a_dict_config_resolves_relative_paths_against_the_process_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = {
+        "mcpServers": {"rel": {"command": "./bin/s", "cwd": "work"}, "bare": {"command": "npx"}}
+    }
+    rel, bare = load_mcp_config(config).servers
+    assert rel.command == [str(tmp_path / "bin" / "s")]
+    assert rel.cwd == str(tmp_path / "work")
+    assert bare.command == ["npx"]
+
+
+async def test_a_dict_configs_relative_command_starts_from_the_process_directory_not_its_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    program, *args = mcp_server_command()
+    launcher = tmp_path / "launch.sh"
+    launcher.write_text(
+        "#!/bin/sh\nexec " + " ".join(shlex.quote(a) for a in [program, *args]) + "\n"
+    )
+    launcher.chmod(0o755)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    config = {"mcpServers": {"fx": {"command": "./launch.sh", "cwd": "elsewhere"}}}
+
+    async with await create_toolkit(mcp_config=config, builtins=False) as tk:
+        assert tk.mcp_status() == {"fx": "connected"}
+        assert (await tk.execute("fx_echo", {"text": "hi"})).output == "hi"

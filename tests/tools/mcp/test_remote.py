@@ -34,6 +34,25 @@ async def test_streamable_http_sends_the_env_expanded_header(
         )
 
 
+async def test_an_unset_header_variable_is_warned_by_name_and_sent_without_a_trailing_space(
+    http_server: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delenv("MCP_TEST_UNSET", raising=False)
+    caplog.set_level(logging.WARNING, logger="toolnexus")
+    url = http_server("--transport", "http", "--require-header", "Authorization=Bearer")
+    config = {
+        "mcpServers": {
+            "web": {"url": url, "headers": {"Authorization": "Bearer ${MCP_TEST_UNSET}"}}
+        }
+    }
+    async with await create_toolkit(mcp_config=config, builtins=False) as tk:
+        assert tk.mcp_status() == {"web": "connected"}
+        assert (await tk.execute("web_echo", {"text": "hi"})).output == "hi"
+    assert any("${MCP_TEST_UNSET}" in r.getMessage() for r in caplog.records)
+
+
 async def test_a_server_without_the_expected_header_is_refused_naming_phase_and_status(
     http_server: Callable[..., str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -273,3 +274,50 @@ async def test_a_self_referring_parameter_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="loop"):
         await http_tools_from_openapi(spec)
+
+
+def alias_bomb(levels: int) -> str:
+    """A small YAML document whose body property's ``example`` is a list of 10 aliases of a
+    list of 10 aliases ... (``levels`` deep): 10**levels words once written out as JSON."""
+    lines = [
+        "openapi: 3.0.0",
+        "info: {title: t, version: '1'}",
+        "servers: [{url: 'http://127.0.0.1:9'}]",
+        "x-words:",
+        "  a0: &a0 [" + ", ".join(["wordwordword"] * 10) + "]",
+    ]
+    lines += [f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    lines += [
+        "paths:",
+        "  /things:",
+        "    post:",
+        "      operationId: bomb",
+        "      requestBody:",
+        "        content:",
+        "          application/json:",
+        "            schema:",
+        "              type: object",
+        f"              properties: {{words: {{type: array, example: *a{levels - 1}}}}}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+async def test_yaml_aliases_that_would_expand_past_the_limit_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bomb.yaml"
+    path.write_text(alias_bomb(6))  # under 1 kB, 10**6 words (about 16 MB) written out
+    assert path.stat().st_size < 1000
+
+    with pytest.raises(ConfigError, match=r"expands to more than 2000000 characters") as info:
+        await http_tools_from_openapi(path)
+    assert "#/paths/~1things/post/requestBody" in str(info.value)
+
+
+async def test_yaml_aliases_that_stay_small_are_written_out_in_full(tmp_path: Path) -> None:
+    path = tmp_path / "small.yaml"
+    path.write_text(alias_bomb(2))
+
+    [tool] = await http_tools_from_openapi(path)
+
+    example = tool.input_schema["properties"]["words"]["example"]
+    assert example == [["wordwordword"] * 10] * 10
+    assert example[0] is not example[1]  # no shared node: editing one leaves the rest alone

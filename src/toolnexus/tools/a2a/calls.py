@@ -117,6 +117,7 @@ class RemoteCalls:
             watcher.cancel()
         if follower.done():
             return self._finish(follower, progress, started)
+        seen = progress.state  # the last state seen before our own CancelTask changes it
         await self._stop(follower, progress)
         if fired.is_set():
             if progress.task_id:
@@ -126,7 +127,7 @@ class RemoteCalls:
             return self._fail("canceled before the agent answered", progress, started)
         ms = round(limit * 1000)
         if progress.task_id:
-            state = progress.state or "submitted"
+            state = seen or "submitted"
             text = f"A2A task {progress.task_id} timed out after {ms}ms (state={state})"
             return self._result(text, True, progress, started)
         return self._fail(f"no answer to SendMessage within {ms}ms", progress, started)

@@ -6,12 +6,12 @@ Pure data: nothing here contacts an agent or imports the A2A SDK. A malformed op
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..._checks import finite
 from ...errors import ConfigError
 
 __all__ = [
@@ -168,8 +168,8 @@ def _checked_headers(value: object, what: str) -> dict[str, str]:
 def _checked_seconds(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f"{what} must be a number of seconds, not {value!r:.40}")
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{what} must be a positive, finite number of seconds, not {value}")
+    if not finite(value) or value <= 0:
+        raise ConfigError(f"{what} must be a positive, finite number of seconds, not {value!r:.40}")
     return float(value)
 
 
@@ -178,8 +178,8 @@ def _checked_ms(value: object, default: float, prefix: str, key: str) -> float:
         return default
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ConfigError(f'{prefix}: "{key}" must be a number of milliseconds')
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f'{prefix}: "{key}" must be a positive number of milliseconds')
+    if not finite(value) or value <= 0:
+        raise ConfigError(f'{prefix}: "{key}" must be a positive, finite number of milliseconds')
     return float(value) / 1000.0
 
 

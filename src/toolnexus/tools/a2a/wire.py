@@ -8,14 +8,17 @@ protobuf messages. Every SDK failure is translated here into ``WireError``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from ..._env import expand_headers
+from ..._env import expand_headers, unset_variables
 from ...errors import ConfigError
 from .config import RemoteAgent
+
+logger = logging.getLogger("toolnexus")
 
 if TYPE_CHECKING:
     import httpx
@@ -172,6 +175,15 @@ async def open_link(spec: RemoteAgent) -> AgentLink:
     import httpx
     from a2a.types import AgentCard
 
+    for header, raw in spec.headers.items():
+        for name in unset_variables([raw]):
+            logger.warning(
+                'A2A agent "%s": header %s uses ${%s}, which is not set; it is sent as an '
+                "empty string",
+                spec.label,
+                header,
+                name,
+            )
     headers = expand_headers(spec.headers)
     headers.setdefault("A2A-Version", PROTOCOL_VERSION)
     http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(spec.timeout))

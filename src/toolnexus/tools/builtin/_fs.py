@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TypeVar
 
+from ..._checks import finite
 from ._common import MAX_OUTPUT_CHARS, ArgError
 
 __all__ = ["FILE_THREADS", "HeadText", "fs_errors", "in_thread", "whole_number"]
@@ -75,7 +75,7 @@ def whole_number(value: float | None, name: str, minimum: int) -> int | None:
     """``value`` as an ``int`` of at least ``minimum`` (``None`` stays ``None``)."""
     if value is None:
         return None
-    if not math.isfinite(value) or value != int(value) or value < minimum:
+    if not finite(value) or value != int(value) or value < minimum:
         raise ArgError(f"{name} must be a whole number of at least {minimum}")
     return int(value)
 

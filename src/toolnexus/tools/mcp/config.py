@@ -8,13 +8,14 @@ Pure data: nothing here contacts a server or imports the MCP SDK. A malformed co
 from __future__ import annotations
 
 import json
-import math
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..._checks import finite
 from ..._json import JSONDepthError, loads
 from ...errors import ConfigError
 from ..a2a.config import RemoteAgent, parse_agents_block
@@ -95,21 +96,70 @@ class McpConfig:
     """The top-level ``a2a`` block (how ``Toolkit.serve`` presents the toolkit as an A2A agent)."""
 
 
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""Largest MCP config file read (a config is a few kilobytes; a bigger one is a mistake)."""
+
+
+def _read_config_file(path: Path, where: str) -> str:
+    """The text of a config file: a regular file of at most ``MAX_CONFIG_BYTES``, else a
+    ``ConfigError`` (a FIFO, a device such as ``/dev/zero`` or a folder would hang or never
+    end). Opened without blocking, so a FIFO nobody writes to is refused, not waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: file not found") from None
+    except OSError as exc:
+        raise ConfigError(
+            f"{where}: cannot be read ({exc.strerror or type(exc).__name__})"
+        ) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{where}: not a regular file ({_file_kind(info.st_mode)})")
+        if info.st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"{where}: {info.st_size} bytes, more than an MCP config may have "
+                f"({MAX_CONFIG_BYTES} bytes)"
+            )
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"{where}: cannot be read ({reason})") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: more than an MCP config may have ({MAX_CONFIG_BYTES} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{where}: cannot be read (not UTF-8 text)") from None
+
+
+def _file_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
 def load_mcp_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> McpConfig:
     """Read and validate an MCP config from a JSON file path or an already parsed mapping.
 
     Raises ``ConfigError`` for a missing or unreadable file, invalid JSON, or a malformed entry.
     """
     if isinstance(config, Mapping):
-        return _parse_root(config, where="MCP config", base=None)
+        # SPEC 1.6: a dict config's relative paths resolve against the process's working
+        # directory (now), never against the server's own ``cwd``
+        return _parse_root(config, where="MCP config", base=Path.cwd())
     path = Path(config)
     where = os.fspath(config)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{where}: cannot be read ({type(exc).__name__})") from None
+    text = _read_config_file(path, where)
     try:
         data = loads(text)
     except JSONDepthError as exc:
@@ -251,8 +301,8 @@ def _timeout(entry: Mapping[str, Any], fail: _Fail) -> int:
         return DEFAULT_TIMEOUT_MS
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise fail('"timeout" must be a number of milliseconds')
-    if not math.isfinite(value):
-        raise fail(f'"timeout" must be a finite number of milliseconds, not {value}')
+    if not finite(value):
+        raise fail(f'"timeout" must be a finite number of milliseconds, not {value!r:.40}')
     if value <= 0:
         raise fail('"timeout" must be a positive number of milliseconds')
     return max(1, round(value))

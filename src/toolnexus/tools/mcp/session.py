@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..._env import expand_env, unsendable, unset_variables
+from ..._env import expand_header, unsendable, unset_variables
 from ..._redact import redact
 from ...cancel import set_on_cancel
 from ...suspension import Answer, pending
@@ -466,7 +466,7 @@ class ServerConnection:
 
     def _headers(self) -> dict[str, str]:
         """The expanded headers; one that cannot be sent fails the connection, unsent."""
-        headers = {name: expand_env(value) for name, value in self.config.headers.items()}
+        headers = {name: expand_header(value) for name, value in self.config.headers.items()}
         for name, value in headers.items():
             if unsendable(value):
                 raise ValueError(

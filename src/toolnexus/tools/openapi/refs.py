@@ -10,18 +10,24 @@ reference would enter a schema that is already being expanded above it, the expa
 that place gets the open schema ``{}`` (any value). Expansion also stops, with the same ``{}``
 and a warning, past ``MAX_SCHEMA_DEPTH`` nested schemas or ``MAX_SCHEMA_NODES`` schema objects
 for one operation, so a document whose references fan out cannot make an import explode.
+
+YAML aliases make shared values (``example: *big`` where ``big`` is a list of aliases of lists):
+a tool schema is sent to the model as JSON, where every share is written out again, so a small
+document could give a schema of many megabytes. Values are therefore copied out in full, their
+expanded size counted as they are, and an operation whose schema would exceed
+``MAX_SCHEMA_SIZE`` characters of JSON is refused with a ``ConfigError``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
 from ...errors import ConfigError
 
-__all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "Resolver", "pointer_token"]
+__all__ = ["MAX_SCHEMA_DEPTH", "MAX_SCHEMA_NODES", "MAX_SCHEMA_SIZE", "Resolver", "pointer_token"]
 
 logger = logging.getLogger("toolnexus")
 
@@ -29,6 +35,8 @@ MAX_SCHEMA_DEPTH = 64
 """Nested schemas inlined below one parameter or body before the rest is left open."""
 MAX_SCHEMA_NODES = 20_000
 """Schema objects inlined for one operation before further references are left open."""
+MAX_SCHEMA_SIZE = 2_000_000
+"""Characters of JSON (about) one operation's schema may expand to; past it, a ``ConfigError``."""
 
 _ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
 _ONE_MORE = ("propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems")
@@ -57,6 +65,8 @@ class Resolver:
         self._doc = document
         self._source = source
         self._nodes = 0
+        self._size = 0
+        self._where = ""
         self._cut_at: str | None = None
 
     @property
@@ -97,9 +107,20 @@ class Resolver:
         return node, where
 
     def start_operation(self) -> None:
-        """Reset the per-operation budget of inlined schema objects."""
+        """Reset the per-operation budgets of inlined schema objects and expanded size."""
         self._nodes = 0
+        self._size = 0
         self._cut_at = None
+
+    def _spend(self, size: int) -> None:
+        """Count ``size`` characters of the operation's expanded schema; refuse past the limit."""
+        self._size += size
+        if self._size > MAX_SCHEMA_SIZE:
+            raise ConfigError(
+                f"{self._source}: the schema at {self._where} expands to more than "
+                f"{MAX_SCHEMA_SIZE} characters of JSON (values shared through YAML aliases are "
+                "written out in full for the model); refused"
+            )
 
     @property
     def cut_at(self) -> str | None:
@@ -108,6 +129,7 @@ class Resolver:
 
     def schema(self, node: Any, where: str) -> Any:
         """``node`` as a schema with its local references inlined (see the module doc)."""
+        self._where = where
         return self._schema(node, where, (), 0)
 
     def _schema(self, node: Any, where: str, active: tuple[str, ...], depth: int) -> Any:
@@ -117,6 +139,7 @@ class Resolver:
             self._cut_at = self._cut_at or where
             return {}
         self._nodes += 1
+        self._spend(2)
         ref = node.get("$ref")
         if is_local(ref):
             if ref in active:
@@ -137,6 +160,7 @@ class Resolver:
         for key, value in node.items():
             if not isinstance(key, str) or key in _DROPPED or key.startswith("x-"):
                 continue
+            self._spend(len(key) + 4)
             at = f"{where}/{pointer_token(key)}"
             if key in _SINGLE and isinstance(value, dict):
                 out[key] = self._schema(value, at, active, depth + 1)
@@ -144,7 +168,7 @@ class Resolver:
                 out[key] = (
                     [self._schema(v, f"{at}/{i}", active, depth + 1) for i, v in enumerate(value)]
                     if isinstance(value, list)
-                    else clone(value)
+                    else clone(value, self._spend)
                 )
             elif key in _MAPS and isinstance(value, dict):
                 out[key] = {
@@ -154,35 +178,46 @@ class Resolver:
                     for name, v in value.items()
                 }
             else:
-                out[key] = clone(value)
+                out[key] = clone(value, self._spend)
         return out
 
 
-def clone(value: Any) -> Any:
+def clone(value: Any, spend: Callable[[int], None] | None = None) -> Any:
     """A copy of a plain value: new dicts and lists, leaves shared (they are immutable).
 
-    Iterative, and a container met twice (a YAML alias) is copied once, so time and depth stay
-    linear in the document.
+    Iterative, so depth costs no stack. A container met twice (a YAML alias) is copied each
+    time, as JSON will write it; ``spend(n)`` is told the expanded size as the copy grows (and
+    may raise to stop it), so shared values cannot expand without bound unnoticed.
     """
     if not isinstance(value, dict | list):
+        if spend is not None:
+            spend(_leaf_size(value))
         return value
-    memo: dict[int, Any] = {}
+    stack: list[tuple[Any, Any]] = []
 
     def shell(src: Any) -> Any:
         new: Any = {} if isinstance(src, dict) else []
-        memo[id(src)] = new
+        if spend is not None:
+            spend(2)
         stack.append((src, new))
         return new
 
-    stack: list[tuple[Any, Any]] = []
     root = shell(value)
     while stack:
         src, dst = stack.pop()
         for key, item in src.items() if isinstance(src, dict) else enumerate(src):
+            if spend is not None and isinstance(dst, dict):
+                spend(len(str(key)) + 4)
             if isinstance(item, dict | list):
-                item = memo[id(item)] if id(item) in memo else shell(item)
+                item = shell(item)
+            elif spend is not None:
+                spend(_leaf_size(item))
             if isinstance(dst, dict):
                 dst[key] = item
             else:
                 dst.append(item)
     return root
+
+
+def _leaf_size(value: Any) -> int:
+    return len(value) + 3 if isinstance(value, str) else 6

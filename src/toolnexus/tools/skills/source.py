@@ -150,10 +150,10 @@ async def load_skills(
     )
     accepted = merge([*found, *(data_skill(d) for d in defs)], skipped)
     for skip in skipped:
-        if skip.reason != "duplicate-name":  # duplicates were reported by merge()
-            reason = SKIP_REASONS.get(skip.reason, skip.reason)
+        reason = SKIP_REASONS.get(skip.reason, skip.reason)
+        if skip.reason != "duplicate-name":  # duplicates were logged by merge()
             logger.warning("skill file %s skipped: %s", skip.location, reason)
-            problems.append(f"skill file {skip.location}: {reason}")
+        problems.append(f"skill file {skip.location}: {reason}")  # strict=True raises on these
     return SkillSource(
         apply_filter(accepted, skill_filter, disable_skills),
         sample_limit=sample_limit,
@@ -166,6 +166,7 @@ SKIP_REASONS: dict[str, str] = {
     "holding name: and description:)",
     "malformed-frontmatter": "the frontmatter is not valid YAML mapping keys to values",
     "unreadable": "the file cannot be read as UTF-8 text",
+    "duplicate-name": "a skill loaded before it has the same name, so it was skipped",
 }
 """A sentence per skip reason, for warnings."""
 
