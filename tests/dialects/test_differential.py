@@ -255,12 +255,14 @@ async def test_the_official_sdk_reads_what_the_stub_renders(
     the same scripted reply alike."""
     pytest.importorskip(SDK_PACKAGE[style])
     scripted, text = STUB_REPLIES[kind]
+    server.reset()  # default call ids count from 1 on a fresh server
     server.enqueue(scripted)
     theirs = await SDK_READERS[style](server.url, mode)
     assert theirs.text == text
     if kind == "tools":
         assert [name for _, name, _ in theirs.calls] == ["get_weather", "get_time"]
         assert theirs.stop == "tool_calls"
+    server.reset()  # the same default call ids again
     server.enqueue(scripted)
     client = create_client(server.url, style, model="test-model", api_key="test-key", max_turns=1)
     async with client:
