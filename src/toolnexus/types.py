@@ -292,8 +292,12 @@ class RunResult:
     usage: Usage
     model: str
     status: RunStatus
+    """``"done"``; ``"pending"`` when the run halted on a suspension nobody answered inline;
+    ``"incomplete"`` when a limit ended it (``limit`` names which)."""
     limit: str | None = None
     pending: Request | None = None
+    """The ``Request`` a halted run waits on (``status == "pending"``); resume it with the
+    ``Answer``."""
     stop_reason: str | None = None
     """Why the last model reply ended, the same names in every wire style: ``"stop"``,
     ``"length"`` (cut by the token limit), ``"tool_calls"``, ``"content_filter"``,
