@@ -136,8 +136,8 @@ async def main(tasks: int, store: str) -> None:
                 bare_wall, bare_cpu = await drive(bare.url, tasks)
                 ours_wall, ours_cpu = await drive(served.url, tasks)
             finally:
-                await served.stop()
-                await bare.stop()
+                await served.aclose()
+                await bare.aclose()
     print(f"{tasks} blocking SendMessage tasks, one model call each (stub), store {store}")
     print(
         f"bare a2a-sdk server:   {bare_wall / tasks * 1000:.2f} ms wall, "

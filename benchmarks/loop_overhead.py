@@ -179,7 +179,7 @@ async def measure(
     if traced is not None:
         await traced.aclose()
     await httpx_client.aclose()
-    await tk.close()
+    await tk.aclose()
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in cases}
 
 

@@ -53,7 +53,7 @@ async def build(command: list[str], servers: int) -> float:
     toolkit = await create_toolkit(mcp_config=config, builtins=False)
     elapsed = time.perf_counter() - started
     statuses = set(toolkit.mcp_status().values())
-    await toolkit.close()
+    await toolkit.aclose()
     if statuses != {"connected"}:
         raise SystemExit(f"a server failed to connect: {toolkit.mcp_status()}")
     return elapsed

@@ -49,7 +49,7 @@ async def main():
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
     print(time.process_time() - started, flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    await handle.stop()
+    await handle.aclose()
 
 asyncio.run(main())
 """

@@ -115,7 +115,7 @@ async def sqlite(n: int, m: int, _: str) -> dict[str, Any]:
         try:
             return await measure(store, "", n, m)
         finally:
-            await store.close()
+            await store.aclose()
 
 
 async def redis(n: int, m: int, tag: str) -> dict[str, Any]:
@@ -129,7 +129,7 @@ async def redis(n: int, m: int, tag: str) -> dict[str, Any]:
         for i in range(n):
             await store.delete(str(i))
         await store.delete("warm")
-        await store.close()
+        await store.aclose()
 
 
 async def postgres(n: int, m: int, tag: str) -> dict[str, Any]:
@@ -143,7 +143,7 @@ async def postgres(n: int, m: int, tag: str) -> dict[str, Any]:
     try:
         return await measure(store, "", n, m)
     finally:
-        await store.close()
+        await store.aclose()
         async with await psycopg.AsyncConnection.connect(POSTGRES_DSN, autocommit=True) as conn:
             for made in (table, f"{table}_pending"):
                 drop = sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(made))

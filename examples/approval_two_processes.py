@@ -46,7 +46,7 @@ async def ask(url: str, db: str) -> None:
     store = SqliteConversationStore(db)
     async with create_client(url, model="test-model", api_key="test-key", store=store) as client:
         result = await client.ask("Ship release 42 to prod.", Toolkit([deploy]), id=CONVERSATION)
-    await store.close()
+    await store.aclose()
     assert result.status == "pending"
     assert result.pending is not None
     print(f"waiting: {result.pending.prompt}", file=sys.stderr)
@@ -65,7 +65,7 @@ async def answer(url: str, db: str) -> None:
             refused = False
         except ConfigError:  # answered already: nothing to resume
             refused = True
-    await store.close()
+    await store.aclose()
     print(json.dumps({"status": result.status, "text": result.text, "refused": refused}))
 
 

@@ -55,7 +55,7 @@ async def main() -> None:
                 counted = await session.call_tool("word_count", {"text": "one two three"})
                 added = await session.call_tool("fixture_add", {"a": 2, "b": 3})
         finally:
-            await handle.stop()
+            await handle.aclose()
 
     assert "word_count" in names, names
     assert "fixture_echo" in names, names

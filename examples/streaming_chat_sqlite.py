@@ -33,7 +33,7 @@ async def turn(url: str, db: Path, prompt: str) -> str:
         result = await client.ask(
             prompt, Toolkit([remember_city]), id="user-7", on_text=streamed.append
         )
-    await store.close()
+    await store.aclose()
     sys.stderr.write(f"> {prompt}\n{''.join(streamed)}\n")
     assert "".join(streamed) == result.text  # the reply arrived as deltas
     return result.text

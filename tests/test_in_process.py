@@ -27,7 +27,7 @@ from toolnexus import (
     pending,
     tool,
 )
-from toolnexus.client.create import _WIRE_ONLY
+from toolnexus.client.options import WIRE_ONLY, ClientOptions, InProcessOptions
 from toolnexus.toolkit import Toolkit
 
 LIMIT = 10.0
@@ -224,7 +224,7 @@ async def test_an_unusable_answer_is_a_clear_llm_error(answer: object, fragment:
         await client.run("hi")
 
 
-@pytest.mark.parametrize("option", sorted(_WIRE_ONLY))
+@pytest.mark.parametrize("option", sorted(WIRE_ONLY))
 def test_wire_only_options_are_refused_by_name(option: str) -> None:
     with pytest.raises(ConfigError, match=f"does not take {option}:") as caught:
         create_in_process_client(model="m", generate=lambda r: {}, **{option: "x"})
@@ -232,10 +232,11 @@ def test_wire_only_options_are_refused_by_name(option: str) -> None:
 
 
 def test_the_wire_only_options_are_the_create_client_options_an_in_process_client_lacks() -> None:
-    assert "max_response_bytes" in _WIRE_ONLY
-    over_http = set(inspect.signature(create_client).parameters)
-    in_process = set(inspect.signature(create_in_process_client).parameters)
-    assert over_http - in_process == set(_WIRE_ONLY)
+    assert "max_response_bytes" in WIRE_ONLY
+    positional = set(inspect.signature(create_client).parameters) - {"options"}
+    over_http = positional | ClientOptions.__optional_keys__
+    in_process = {"model", "generate"} | InProcessOptions.__optional_keys__
+    assert over_http - in_process == set(WIRE_ONLY)
 
 
 def test_bad_options_are_config_errors() -> None:

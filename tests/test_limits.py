@@ -92,7 +92,7 @@ async def test_deep_tool_input_runs_no_tool_and_the_transcript_still_saves(
     saved = await store.get("c")
     assert saved is not None
     assert len(saved) == len(result.messages)
-    await store.close()
+    await store.aclose()
 
 
 def test_a_deep_mcp_json_is_a_config_error(tmp_path: Path) -> None:

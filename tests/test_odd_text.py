@@ -37,7 +37,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
         return
     sqlite = SqliteConversationStore(tmp_path / "chats.db")
     yield sqlite
-    await sqlite.close()
+    await sqlite.aclose()
 
 
 @tool

@@ -211,7 +211,7 @@ async def test_tool_results_echoing_header_values_are_masked_everywhere(
     assert "***" in outputs[2]
     collected.texts.extend(bodies)
     collected.add(result.to_dict(), await store.get("c1"), *events, *metrics)
-    await store.close()
+    await store.aclose()
     collected.assert_clean(caplog.records)
 
 

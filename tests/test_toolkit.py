@@ -341,7 +341,7 @@ async def test_a_config_builtins_false_is_honoured() -> None:
         assert names(overridden.tools()) == shipped
     finally:
         for tk in (defaulted, from_config, overridden):
-            await tk.close()
+            await tk.aclose()
 
 
 async def test_builtins_false_leaves_only_the_other_sources() -> None:
@@ -376,7 +376,7 @@ async def test_async_with_returns_the_toolkit_and_closes_it_on_exit() -> None:
         assert tk.mcp_status() == {"srv": "connected"}
         assert source.closed == 0
     assert source.closed == 1
-    await tk.close()
+    await tk.aclose()
     assert source.closed == 1
 
 
@@ -393,7 +393,7 @@ async def test_a_toolkit_without_sources_has_no_status_no_prompt_and_closes_twic
     async with await create_toolkit(builtins=False) as tk:
         assert tk.mcp_status() == {}
         assert tk.skills_prompt() == ""
-    await tk.close()
+    await tk.aclose()
 
 
 @pytest.mark.parametrize(

@@ -75,7 +75,7 @@ async def fixed_scenario(stub: Stub, kind: str, runs: int, rounds: int) -> dict[
         http.close()
         await via_aiohttp.aclose()
         await ours.aclose()
-        await tk.close()
+        await tk.aclose()
         if mcp is not None:
             await mcp.close()
     return result
@@ -125,7 +125,7 @@ async def styles(stub: Stub, which: list[str], runs: int, rounds: int) -> dict[s
                 await via_aiohttp.aclose()
                 await ours.aclose()
     finally:
-        await tk.close()
+        await tk.aclose()
     return out
 
 
@@ -158,7 +158,7 @@ async def streaming(stub: Stub, runs: int, rounds: int) -> dict[str, Any]:
         http.close()
         await via_aiohttp.aclose()
         await ours.aclose()
-        await tk.close()
+        await tk.aclose()
 
 
 async def _versus(
@@ -290,7 +290,7 @@ async def mcp_startup(rounds: int) -> dict[str, Any]:
         tk = await tn.create_toolkit(mcp_config=mcp_config(), builtins=False, strict=True)
         elapsed = time.perf_counter() - started
         assert f"{MCP_SERVER}_echo" in {t.name for t in tk.tools()}
-        await tk.close()
+        await tk.aclose()
         return elapsed
 
     await sdk()

@@ -60,7 +60,7 @@ async def concurrency(
     finally:
         http.close()
         await ours.aclose()
-        await tk.close()
+        await tk.aclose()
     return out
 
 

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from .cancel import CancelToken
 from .client import Client, Conversation, create_client, create_in_process_client
+from .client.options import ClientOptions, InProcessOptions
 from .dialects.output import OutputMode
-from .engine.hooks import Hooks
+from .engine.hooks import AfterLLM, AfterTool, BeforeLLM, BeforeTool, Hooks
 from .engine.interceptors import Interceptor, ModelCall, RunInfo, ToolExecution
 from .engine.retry import ErrorInfo, parse_retry_after
 from .errors import (
@@ -38,6 +39,17 @@ from .events import (
     ToolResultEvent,
     UsageEvent,
 )
+from .messages import (
+    AnthropicBlock,
+    AnthropicMessage,
+    GeminiContent,
+    GeminiPart,
+    Message,
+    OpenAIMessage,
+    OpenAIToolCall,
+    ResponsesItem,
+    Style,
+)
 from .metrics_registry import MetricsRegistry
 from .schemas import to_anthropic, to_gemini, to_openai
 from .stores.memory import InMemoryConversationStore
@@ -49,12 +61,14 @@ from .types import (
     JSONObject,
     ProgressFn,
     RunResult,
+    ServeHandle,
     Tool,
     ToolCall,
     ToolContext,
     ToolResult,
     ToolSource,
     Usage,
+    WaitFor,
     sanitize,
 )
 
@@ -92,10 +106,17 @@ __all__ = [
     "SKILLS_PROMPT_PREAMBLE",
     "SKILL_TOOL_DESCRIPTION",
     "SUMMARY_HEADER",
+    "AfterLLM",
+    "AfterTool",
     "Answer",
+    "AnthropicBlock",
+    "AnthropicMessage",
     "AuthenticationError",
+    "BeforeLLM",
+    "BeforeTool",
     "CancelToken",
     "Client",
+    "ClientOptions",
     "ConfigError",
     "Conversation",
     "ConversationStore",
@@ -103,26 +124,34 @@ __all__ = [
     "ErrorInfo",
     "Event",
     "FileTokenStore",
+    "GeminiContent",
+    "GeminiPart",
     "Hooks",
     "InMemoryConversationStore",
+    "InProcessOptions",
     "Interceptor",
     "JSONObject",
     "LLMError",
     "McpInventory",
     "MemoryTokenStore",
+    "Message",
     "MetricsRegistry",
     "ModelCall",
     "ModelRetry",
+    "OpenAIMessage",
+    "OpenAIToolCall",
     "OutputMode",
     "PendingEvent",
     "ProgressFn",
     "RateLimitError",
     "RemoteAgent",
     "Request",
+    "ResponsesItem",
     "RunCancelled",
     "RunInfo",
     "RunResult",
     "RunTimeout",
+    "ServeHandle",
     "ServerError",
     "SkillDef",
     "SkillInfo",
@@ -130,6 +159,7 @@ __all__ = [
     "SkillSkip",
     "SqliteConversationStore",
     "StreamError",
+    "Style",
     "TextEvent",
     "TokenStore",
     "Tool",
@@ -149,6 +179,7 @@ __all__ = [
     "TranslatedToolCall",
     "Usage",
     "UsageEvent",
+    "WaitFor",
     "__version__",
     "agent",
     "auth_required",

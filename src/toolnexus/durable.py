@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .engine.interceptors import CallModel, ExecuteTool, Interceptor, ModelCall, ToolExecution
 from .errors import ConfigError
+from .messages import Message
 from .suspension import Answer, Request
 from .types import JSONObject, RunResult, ToolCall, ToolResult, Usage
 
@@ -105,7 +106,7 @@ class DBOSAgent:
         client.add_interceptor(_Steps(self, name))
 
         async def body(
-            prompt: str, conversation_id: str | None, history: list[JSONObject] | None
+            prompt: str, conversation_id: str | None, history: list[Message] | None
         ) -> JSONObject:
             return await self._body(prompt, conversation_id, history)
 
@@ -117,7 +118,7 @@ class DBOSAgent:
         it to ``Queue.enqueue_async`` to run it on whichever worker takes it."""
 
     async def _body(
-        self, prompt: str, conversation_id: str | None, history: list[JSONObject] | None
+        self, prompt: str, conversation_id: str | None, history: list[Message] | None
     ) -> JSONObject:
         token = _inside.set(self)
         try:
@@ -130,14 +131,14 @@ class DBOSAgent:
             _inside.reset(token)
         return result.to_dict()
 
-    async def _load(self, conversation_id: str) -> list[JSONObject] | None:
+    async def _load(self, conversation_id: str) -> list[Message] | None:
         """The stored transcript, read once as a step so a replay starts from the same one."""
         store = self.client.conversation_store
 
-        async def load() -> list[JSONObject] | None:
+        async def load() -> list[Message] | None:
             return await store.get(conversation_id)
 
-        loaded: list[JSONObject] | None = await _dbos().DBOS.run_step_async(
+        loaded: list[Message] | None = await _dbos().DBOS.run_step_async(
             {"name": f"{self.name}:history"}, load
         )
         return loaded
@@ -148,7 +149,7 @@ class DBOSAgent:
         *,
         workflow_id: str | None = None,
         conversation_id: str | None = None,
-        history: list[JSONObject] | None = None,
+        history: list[Message] | None = None,
     ) -> RunResult:
         """Run ``prompt`` as this agent's workflow (``workflow_id`` names it, else DBOS does).
 

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
+from ._deprecated import renamed
 from .cancel import CancelToken
-
-if TYPE_CHECKING:
-    from .suspension import Answer, Request
+from .errors import ConfigError
+from .messages import Message
 
 __all__ = [
+    "Answer",
     "ConversationStore",
     "JSONObject",
+    "OnCall",
     "ProgressFn",
+    "Request",
     "RunResult",
     "RunStatus",
+    "ServeHandle",
     "Tool",
     "ToolCall",
     "ToolContext",
@@ -25,6 +29,7 @@ __all__ = [
     "ToolResult",
     "ToolSource",
     "Usage",
+    "WaitFor",
     "sanitize",
 ]
 
@@ -41,6 +46,101 @@ _NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_-]")
 def sanitize(name: str) -> str:
     """Replace every character outside ``[A-Za-z0-9_-]`` with ``_``."""
     return _NOT_NAME_CHAR.sub("_", name)
+
+
+@dataclass(slots=True)
+class Request:
+    """What a suspended tool needs from the host.
+
+    ``kind`` is an open vocabulary (``authorization``, ``approval``, ``input``, ``question``…).
+    Never collect credentials with ``question``/``input``: send the user to a ``url`` with
+    ``kind="authorization"`` instead.
+    """
+
+    id: str
+    kind: str
+    prompt: str
+    url: str | None = None
+    data: JSONObject | None = None
+    expires_at: str | None = None
+    """RFC 3339 timestamp after which the request is no longer valid (advisory)."""
+
+    @classmethod
+    def new(
+        cls,
+        kind: str,
+        prompt: str,
+        *,
+        url: str | None = None,
+        data: JSONObject | None = None,
+        expires_at: str | None = None,
+    ) -> Request:
+        """A request with a fresh unique id."""
+        import uuid  # on first use: it loads platform details `import toolnexus` does not need
+
+        return cls(uuid.uuid4().hex, kind, prompt, url=url, data=data, expires_at=expires_at)
+
+    def to_dict(self) -> JSONObject:
+        """Wire form (``expiresAt``); absent optionals are omitted."""
+        out: JSONObject = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
+        if self.url is not None:
+            out["url"] = self.url
+        if self.data is not None:
+            out["data"] = self.data
+        if self.expires_at is not None:
+            out["expiresAt"] = self.expires_at
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Request:
+        """Parse the wire form; ``id``, ``kind`` and ``prompt`` are required."""
+        try:
+            return cls(
+                id=str(data["id"]),
+                kind=str(data["kind"]),
+                prompt=str(data["prompt"]),
+                url=data.get("url"),
+                data=data.get("data"),
+                expires_at=data.get("expiresAt", data.get("expires_at")),
+            )
+        except KeyError as exc:
+            raise ValueError(f"Request is missing the {exc.args[0]!r} key") from None
+
+
+@dataclass(slots=True)
+class Answer:
+    """The host's reply to a ``Request`` (matched by ``id``)."""
+
+    id: str
+    ok: bool
+    data: JSONObject | None = None
+    reason: str | None = None
+    """When not ok: ``declined``, ``cancelled`` or ``expired`` (advisory)."""
+
+    def to_dict(self) -> JSONObject:
+        """Wire form (``id``, ``ok``, and ``data``/``reason`` when set)."""
+        out: JSONObject = {"id": self.id, "ok": self.ok}
+        if self.data is not None:
+            out["data"] = self.data
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """Parse the wire form; ``ok`` must be a JSON boolean (``"false"`` is not false)."""
+        ok = data.get("ok")
+        if "ok" in data and not isinstance(ok, bool):
+            raise ConfigError(f"Answer 'ok' must be true or false, not {ok!r}")
+        try:
+            return cls(
+                id=str(data["id"]),
+                ok=bool(data["ok"]),
+                data=data.get("data"),
+                reason=data.get("reason"),
+            )
+        except KeyError as exc:
+            raise ValueError(f"Answer is missing the {exc.args[0]!r} key") from None
 
 
 @dataclass(slots=True)
@@ -120,14 +220,14 @@ class ConversationStore(Protocol):
     ``async save_pending(id, request_or_None)`` keep the request a halted conversation waits
     for (``Client.pending`` and ``Client.resume`` need them); ``async claim_pending(id,
     request_id) -> Request | None`` takes that request atomically, so of two concurrent resumes
-    exactly one runs.
+    exactly one runs; ``async aclose()`` releases what the store opened itself.
     """
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The saved transcript, or ``None`` when the id is unknown."""
         ...
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id``."""
         ...
 
@@ -184,15 +284,20 @@ class RunResult:
     """The outcome of one run of the agent loop."""
 
     text: str
-    messages: list[JSONObject]
+    messages: list[Message]
+    """The transcript after the run, in the client's wire style (see ``Message``)."""
     tool_calls: list[ToolCall]
     tool_call_count: int
     turns: int
     usage: Usage
     model: str
     status: RunStatus
+    """``"done"``; ``"pending"`` when the run halted on a suspension nobody answered inline;
+    ``"incomplete"`` when a limit ended it (``limit`` names which)."""
     limit: str | None = None
     pending: Request | None = None
+    """The ``Request`` a halted run waits on (``status == "pending"``); resume it with the
+    ``Answer``."""
     stop_reason: str | None = None
     """Why the last model reply ended, the same names in every wire style: ``"stop"``,
     ``"length"`` (cut by the token limit), ``"tool_calls"``, ``"content_filter"``,
@@ -251,3 +356,32 @@ def _wire_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_wire_value(item) for item in value]
     return value
+
+
+WaitFor: TypeAlias = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]
+"""The host's ``wait_for`` callback: given a suspension's ``Request``, it returns the
+``Answer`` (or an awaitable of one) and the run goes on; ``None`` declines."""
+
+OnCall: TypeAlias = Callable[[JSONObject], Any]
+"""Told of each call a served toolkit executes: ``{"name", "source", "ms", "is_error"}``."""
+
+
+@dataclass(eq=False)
+class ServeHandle:
+    """A running server (``Toolkit.serve``): ``url`` is ``http://HOST:PORT``, no trailing slash.
+
+    Defined here, below the toolkit and the servers, so that ``Toolkit.serve`` can name what it
+    returns without the toolkit layer importing the serving one.
+    """
+
+    url: str
+    _aclose: Callable[[], Awaitable[None]] = field(repr=False)
+
+    async def aclose(self) -> None:
+        """Close the listener and end the server's tasks. Idempotent; the toolkit stays open."""
+        await self._aclose()
+
+    async def stop(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("ServeHandle.stop()", "ServeHandle.aclose()")
+        await self._aclose()

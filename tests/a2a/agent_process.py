@@ -33,7 +33,7 @@ async def main(llm_url: str) -> None:
         handle = await tk.serve("127.0.0.1:0", client=client, a2a={"name": "Paint Shop"})
         print(handle.url, flush=True)
         await asyncio.to_thread(sys.stdin.read)  # until the test closes our stdin
-        await handle.stop()
+        await handle.aclose()
     await client.aclose()
 
 

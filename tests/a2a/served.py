@@ -59,7 +59,7 @@ async def serve(stub: StubLLMServer) -> AsyncIterator[Serve]:
 
     yield start
     for handle, runner in started:
-        await handle.stop()
+        await handle.aclose()
         await runner.aclose()
 
 

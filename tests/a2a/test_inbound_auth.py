@@ -79,7 +79,7 @@ async def start(stub: StubLLMServer) -> AsyncIterator[Start]:
 
     yield go
     for handle, runner in runners:
-        await handle.stop()
+        await handle.aclose()
         await runner.aclose()
 
 

@@ -74,7 +74,7 @@ async def test_the_config_a2a_block_is_used_when_no_profile_is_given(
             card = (await http.get(handle.url + "/.well-known/agent-card.json")).json()
         assert card["name"] == "from-config"
     finally:
-        await handle.stop()
+        await handle.aclose()
 
 
 def test_without_the_sdk_serving_over_a2a_says_what_to_install(tmp_path: Path) -> None:

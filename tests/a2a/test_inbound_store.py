@@ -25,7 +25,7 @@ async def test_a_file_store_keeps_tasks_readable_after_a_restart(
     folder = tmp_path / "tasks" / "nested"
     first = await serve(tn.Toolkit([]), store=f"file:{folder}")
     task = await send(await connect(first.handle.url), message("remember", context_id="f"))
-    await first.handle.stop()
+    await first.handle.aclose()
 
     assert sorted(p.name for p in folder.iterdir()) == [f"{task.id}.json"]  # no temporary file
     saved = json.loads((folder / f"{task.id}.json").read_text())
@@ -138,5 +138,5 @@ async def test_on_task_errors_are_ignored(stub: StubLLMServer, connect: Any) -> 
         assert artifact_texts(task) == ["still fine"]
         assert task.status.state == TaskState.TASK_STATE_COMPLETED
     finally:
-        await handle.stop()
+        await handle.aclose()
         await client.aclose()

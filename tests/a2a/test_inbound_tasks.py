@@ -91,7 +91,7 @@ async def test_a_waiting_task_answered_after_a_restart_resumes_from_the_stores(
     first = await serve(asking_toolkit(), client=durable_client(), store=tasks)
     waiting = await send(await connect(first.handle.url), message("Pick", context_id="c9"))
     assert waiting.status.state == TaskState.TASK_STATE_INPUT_REQUIRED
-    await first.handle.stop()
+    await first.handle.aclose()
 
     second = await serve(asking_toolkit(), client=durable_client(), store=tasks)
     client = await connect(second.handle.url)
@@ -208,7 +208,7 @@ async def test_mcp_and_a2a_are_served_together(stub: StubLLMServer, connect: Any
         async with httpx.AsyncClient(timeout=LIMIT) as http:
             assert (await http.get(handle.url + "/elsewhere")).status_code == 404
     finally:
-        await handle.stop()
+        await handle.aclose()
         await client.aclose()
 
 
@@ -261,7 +261,7 @@ async def test_stopping_the_server_fails_the_tasks_it_was_running(
     task = await send(await connect(served.handle.url), request)
     await asyncio.wait_for(started.wait(), LIMIT)
 
-    await served.handle.stop()
+    await served.handle.aclose()
     assert cancelled.is_set()  # the tool was stopped with the server
     saved = json.loads((folder / f"{task.id}.json").read_text())
     assert saved["status"]["state"] == "TASK_STATE_FAILED"

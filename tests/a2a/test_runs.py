@@ -122,7 +122,7 @@ async def test_add_agent_appends_tools_that_stop_working_once_the_toolkit_closes
     assert [t.name for t in tk.tools()] == ["shop_paint", "shop_frame_it"]
     assert (await tk.execute("shop_paint", {"task": "x"})).output == "echo: x\nbytes: 1"
     assert await tk.add_agent(agent(peer.card_url, name="shop")) == []  # names taken
-    await tk.close()
+    await tk.aclose()
     after = await tk.execute("shop_paint", {"task": "y"})
     assert after.is_error
     assert 'A2A agent "Paint Shop"' in after.output

@@ -42,7 +42,7 @@ async def main(argv: list[str]) -> int:
             print(json.dumps({"error": type(exc).__name__, "message": str(exc)}))
             return 0
         print(json.dumps({"status": result.status, "text": result.text}))
-    await store.close()
+    await store.aclose()
     return 0
 
 

@@ -225,7 +225,7 @@ async def halt_in_sqlite(stub: StubLLMServer, style: str, db: str) -> str:
     store = SqliteConversationStore(db)
     async with client_for(stub, style, store=store) as client:
         halted = await client.run(PROMPT, toolkit, conversation_id=CONVERSATION)
-    await store.close()
+    await store.aclose()
     assert halted.pending is not None
     return json.dumps(Answer(halted.pending.id, ok=True, data={"by": "ops"}).to_dict())
 
@@ -245,7 +245,7 @@ async def test_a_second_process_resumes_given_only_the_conversation_id_and_the_a
     store = SqliteConversationStore(db)
     assert await store.get_pending(CONVERSATION) is None
     saved = await store.get(CONVERSATION)
-    await store.close()
+    await store.aclose()
     assert saved is not None
     assert_balanced(saved, style)
 

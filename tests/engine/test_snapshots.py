@@ -170,7 +170,7 @@ async def test_what_callbacks_are_given_is_never_changed_afterwards(
         kept.append((name, value, copy.deepcopy(value)))
 
     result, _, _, toolkit = await run_scenario(make_client, stub, style, mode, keep)
-    await toolkit.close()
+    await toolkit.aclose()
     if mode != "stream":  # a stream's DoneEvent carries the caller's own result
         result.messages.append({"role": "user", "content": "the caller edits its result"})
         scribble(result.tool_calls)
@@ -189,7 +189,7 @@ async def test_callbacks_that_edit_what_they_are_given_change_nothing(
     clean, clean_tools, clean_store, kit = await run_scenario(
         make_client, stub, style, mode, lambda name, value: None
     )
-    await kit.close()
+    await kit.aclose()
     clean_requests = [r.json for r in stub.requests]
     stub.reset()
 
@@ -197,7 +197,7 @@ async def test_callbacks_that_edit_what_they_are_given_change_nothing(
         make_client, stub, style, mode, lambda name, value: scribble(value)
     )
     schemas = {t.name: copy.deepcopy(t.input_schema) for t in messy_kit.tools()}
-    await messy_kit.close()
+    await messy_kit.aclose()
 
     assert [r.json for r in stub.requests] == clean_requests
     assert messy.messages == clean.messages

@@ -107,7 +107,7 @@ async def storm(tmp_path: Path) -> tuple[Counter[str], list[str]]:
         finally:
             for client in clients.values():
                 await client.aclose()
-            await store.close()
+            await store.aclose()
     print(f"\nstorm of {RUNS} runs:", dict(outcomes), f"{len(cut)} cut")
     return outcomes, cut
 

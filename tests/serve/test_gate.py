@@ -34,7 +34,7 @@ async def gated() -> AsyncIterator[ServeHandle]:
         "127.0.0.1:0", routes, access=access, limits=ServeLimits(read_timeout_s=5)
     )
     yield handle
-    await handle.stop()
+    await handle.aclose()
 
 
 async def test_a_private_route_needs_the_token_and_learns_the_caller(

@@ -30,7 +30,7 @@ async def served() -> Any:
 
     yield start
     for handle in handles:
-        await handle.stop()
+        await handle.aclose()
 
 
 async def test_lists_every_tool_verbatim_in_toolkit_order(served: Any) -> None:
@@ -173,8 +173,8 @@ async def test_the_config_mcp_server_block_is_the_profile_when_none_is_given(
 async def test_stop_refuses_later_connections_is_idempotent_and_leaves_the_toolkit_open() -> None:
     tk = tn.Toolkit(make_tools())
     handle = await tk.serve("127.0.0.1:0", mcp={})
-    await handle.stop()
-    await handle.stop()
+    await handle.aclose()
+    await handle.aclose()
     async with asyncio.timeout(LIMIT), aiohttp.ClientSession() as http:
         with pytest.raises(aiohttp.ClientConnectionError):
             await http.post(handle.url + "/mcp", json=rpc("ping"))

@@ -51,7 +51,7 @@ async def served() -> AsyncIterator[list[ServeHandle]]:
     handles: list[ServeHandle] = []
     yield handles
     for handle in handles:
-        await handle.stop()
+        await handle.aclose()
 
 
 async def _run(bin_dir: Path, argv: list[str], cwd: Path | None = None) -> tuple[int, str, str]:

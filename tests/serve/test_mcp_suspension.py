@@ -41,8 +41,8 @@ async def question_server() -> AsyncIterator[ServeHandle]:
     tk = await tn.create_toolkit(builtins=True, extra_tools=[confirm])
     handle = await tk.serve("127.0.0.1:0", mcp={"tools": ["question", "confirm"]})
     yield handle
-    await handle.stop()
-    await tk.close()
+    await handle.aclose()
+    await tk.aclose()
 
 
 def text(result: types.CallToolResult) -> str:
@@ -145,7 +145,7 @@ async def test_progress_reports_become_progress_notifications() -> None:
                 result = await client.call_tool("crunch", {}, progress_callback=on_progress)
                 quiet = await client.call_tool("crunch", {})
         finally:
-            await handle.stop()
+            await handle.aclose()
     assert text(result) == "crunched"
     assert text(quiet) == "crunched"
     assert seen == [(1, 2, "half"), (2, 2, "all")]

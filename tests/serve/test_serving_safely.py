@@ -51,7 +51,7 @@ async def served() -> Any:
 
     yield start
     for handle in handles:
-        await handle.stop()
+        await handle.aclose()
 
 
 @asynccontextmanager

@@ -5,7 +5,7 @@ store whose data outlives the instance) in a ``Test…`` class and provides one 
 ``make_store``: a zero-argument callable returning a new store instance. For a durable store
 every instance it returns must share the same backing data (the same file, server or
 database), so a second instance can read what the first saved. Stores that need cleanup may
-offer ``async close()``; the suite calls it.
+offer ``async aclose()``; the suite calls it.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ REQUEST = Request("req-1", "approval", "Deploy to prod?", data={"toolCallId": "c
 
 
 async def _close(store: object) -> None:
-    close = getattr(store, "close", None)
+    close = getattr(store, "aclose", None)
     if close is not None:
         await close()
 

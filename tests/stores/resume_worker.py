@@ -89,7 +89,7 @@ async def main(action: str, kind: str, target: str, namespace: str, calls: str) 
                 return
             print(json.dumps({"status": done.status, "text": done.text}), flush=True)
     finally:
-        await store.close()
+        await store.aclose()
 
 
 if __name__ == "__main__":

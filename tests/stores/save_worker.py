@@ -28,7 +28,7 @@ async def main(kind: str, target: str, namespace: str, worker: int, count: int) 
             )
             await store.save("shared", [{"role": "user", "content": f"worker {worker}"}])
     finally:
-        await store.close()
+        await store.aclose()
     print(f"saved {count}", flush=True)
 
 

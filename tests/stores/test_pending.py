@@ -23,7 +23,7 @@ def _claim_in_process(path: str, barrier: Any, results: Any) -> None:
             barrier.wait(30)
             return await store.claim_pending("c", REQUEST.id)
         finally:
-            await store.close()
+            await store.aclose()
 
     results.put(None if (got := asyncio.run(claim())) is None else got.to_dict())
 
@@ -34,7 +34,7 @@ def test_of_four_processes_claiming_at_once_exactly_one_gets_the_request(tmp_pat
     async def prepare() -> None:
         store = SqliteConversationStore(path)
         await store.save_pending("c", REQUEST)
-        await store.close()
+        await store.aclose()
 
     asyncio.run(prepare())
     ctx = multiprocessing.get_context("spawn")
@@ -67,4 +67,4 @@ async def test_a_database_from_before_pending_requests_gains_the_table(tmp_path:
         await store.save_pending("old", REQUEST)
         assert await store.get_pending("old") == REQUEST
     finally:
-        await store.close()
+        await store.aclose()

@@ -71,7 +71,7 @@ async def test_the_table_is_created_as_specified_with_one_row_per_id(table: str)
     assert keys == [("id",)]
     rows = await query(f'SELECT id, jsonb_array_length(messages) FROM "{table}" ORDER BY id')
     assert rows == [("c1", 2), ("c2", len(TRANSCRIPT))]
-    await store.close()
+    await store.aclose()
 
 
 async def test_an_existing_table_is_used_as_is(table: str) -> None:
@@ -82,7 +82,7 @@ async def test_an_existing_table_is_used_as_is(table: str) -> None:
     store = PostgresConversationStore(POSTGRES_DSN, table=table)
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
-    await store.close()
+    await store.aclose()
 
 
 async def test_eight_processes_saving_two_hundred_ids_each_lose_nothing(table: str) -> None:
@@ -92,7 +92,7 @@ async def test_eight_processes_saving_two_hundred_ids_each_lose_nothing(table: s
     store = PostgresConversationStore(POSTGRES_DSN, table=table)
     for worker in range(8):
         assert await store.get(f"w{worker}-199") == [{"role": "user", "content": f"{worker}/199"}]
-    await store.close()
+    await store.aclose()
 
 
 async def test_many_stores_creating_one_new_table_at_once_all_succeed(table: str) -> None:
@@ -105,7 +105,7 @@ async def test_many_stores_creating_one_new_table_at_once_all_succeed(table: str
             await asyncio.gather(*(s.save(f"c{i}", TRANSCRIPT) for i, s in enumerate(stores)))
             assert [await s.get(f"c{i}") for i, s in enumerate(stores)] == [TRANSCRIPT] * 12
         finally:
-            await asyncio.gather(*(s.close() for s in stores))
+            await asyncio.gather(*(s.aclose() for s in stores))
             await query(f'DROP TABLE IF EXISTS "{name}", "{name}_pending"')
 
 
@@ -179,7 +179,7 @@ async def test_a_dropped_server_gives_a_clear_error_then_the_next_save_works(tab
         await proxy.start()
         await store.save("c1", TRANSCRIPT[:1])
         assert await store.get("c1") == TRANSCRIPT[:1]
-        await store.close()
+        await store.aclose()
     await proxy.stop()
 
 
@@ -234,7 +234,7 @@ async def _failure(store: PostgresConversationStore, *, within: float) -> str:
         async with asyncio.timeout(within + 5):
             await store.get("c1")
     assert time.monotonic() - started < within
-    await store.close()
+    await store.aclose()
     return str(caught.value)
 
 
@@ -308,7 +308,7 @@ async def test_a_server_that_stops_answering_mid_call_fails_within_statement_tim
             await proxy.start()
             assert await store.get("c1") == TRANSCRIPT
     finally:
-        await store.close()
+        await store.aclose()
         await proxy.stop()
 
 
@@ -331,7 +331,7 @@ async def test_connections_the_server_ended_are_replaced_and_the_call_retried_on
             assert all(row == (True,) for row in ended)
             await store.save("c1", [{"role": "user", "content": str(round)}])
             assert await store.get("c1") == [{"role": "user", "content": str(round)}]
-    await store.close()
+    await store.aclose()
 
 
 @pytest.mark.parametrize(

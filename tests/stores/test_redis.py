@@ -55,7 +55,7 @@ async def test_a_transcript_is_one_json_string_under_prefix_and_id(prefix: str, 
     assert await raw.type(prefix + "c1") == b"string"
     assert json.loads(await raw.get(prefix + "c1")) == TRANSCRIPT
     assert await raw.ttl(prefix + "c1") == -1  # no expiry without ttl_seconds
-    await store.close()
+    await store.aclose()
 
 
 async def test_ttl_seconds_sets_an_expiry_that_every_save_renews(prefix: str, raw: Any) -> None:
@@ -68,7 +68,7 @@ async def test_ttl_seconds_sets_an_expiry_that_every_save_renews(prefix: str, ra
     while await raw.exists(prefix + "c1"):  # bounded by the 1 ms expiry
         pass
     assert await store.get("c1") is None
-    await store.close()
+    await store.aclose()
 
 
 @pytest.mark.parametrize("decode", [False, True])
@@ -79,7 +79,7 @@ async def test_a_given_client_is_used_as_is_and_left_open(
     store = RedisConversationStore(client, prefix=prefix)
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
-    await store.close()
+    await store.aclose()
     assert await client.ping()  # still usable: the store did not close it
     await client.aclose()
 
@@ -98,7 +98,7 @@ async def test_eight_processes_saving_two_hundred_ids_each_lose_nothing(
     shared = await store.get("shared")
     assert shared is not None
     assert shared[0]["content"].startswith("worker ")
-    await store.close()
+    await store.aclose()
 
 
 def test_bad_options_are_config_errors() -> None:
@@ -193,7 +193,7 @@ async def test_a_restarted_server_gives_a_clear_error_then_the_next_save_works(
     own_redis.start()  # a fresh server: it kept nothing on disk
     await store.save("c1", TRANSCRIPT)
     assert await store.get("c1") == TRANSCRIPT
-    await store.close()
+    await store.aclose()
 
 
 # --- pending requests across processes, event loops, dropped connections ------------------
@@ -210,7 +210,7 @@ async def test_of_four_processes_resuming_one_approval_exactly_one_runs_the_acti
     assert calls.read_text() == "deploy answered\n"
     store = RedisConversationStore(REDIS_URL, prefix=prefix)
     assert await store.get_pending(CONVERSATION) is None
-    await store.close()
+    await store.aclose()
 
 
 def test_two_run_sync_calls_on_one_store_each_use_a_client_of_their_own_loop(
@@ -257,7 +257,7 @@ async def test_connections_the_server_ended_are_replaced_and_the_call_retried_on
                 await raw.client_kill_filter(_id=client_id)
             await store.save("c1", [{"role": "user", "content": str(round)}])
             assert await store.get("c1") == [{"role": "user", "content": str(round)}]
-    await store.close()
+    await store.aclose()
 
 
 @pytest.mark.parametrize(
@@ -277,7 +277,7 @@ async def test_odd_text_is_stored_so_that_other_readers_see_json(prefix: str, ra
     stored = json.loads(await raw.get(prefix + "half"))
     assert isinstance(stored, str)  # the escaped form: a JSON string
     assert await store.get("half") == [{"role": "tool", "content": "\ud83d"}]
-    await store.close()
+    await store.aclose()
 
 
 async def test_a_server_that_accepts_and_never_answers_fails_within_the_timeout() -> None:
@@ -300,7 +300,7 @@ async def test_a_server_that_accepts_and_never_answers_fails_within_the_timeout(
         assert "pw-789" not in message
         assert accepted  # it did reach the silent server
     finally:
-        await store.close()
+        await store.aclose()
         loop.remove_reader(silent.fileno())
         for conn in accepted:
             conn.close()

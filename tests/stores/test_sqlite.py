@@ -170,8 +170,8 @@ def test_memory_path_is_rejected_with_config_error() -> None:
 async def test_a_closed_store_refuses_calls_and_closes_twice_harmlessly(tmp_path: Path) -> None:
     store = SqliteConversationStore(tmp_path / "c.db")
     await store.save("c1", TRANSCRIPT)
-    await store.close()
-    await store.close()
+    await store.aclose()
+    await store.aclose()
     with pytest.raises(ToolnexusError, match="closed"):
         await store.get("c1")
     with pytest.raises(ToolnexusError, match="closed"):
@@ -211,7 +211,7 @@ async def main(path, worker):
         store.save(f"w{worker}-{n}", [{"role": "user", "content": f"worker {worker} #{n}"}])
         for n in range(50)
     ))
-    await store.close()
+    await store.aclose()
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
 """
@@ -263,7 +263,7 @@ async def test_a_new_store_reads_an_existing_file_while_another_connection_write
     path = tmp_path / "shared.db"
     first = SqliteConversationStore(path)
     await first.save("a", [{"role": "user", "content": "hi"}])
-    await first.close()
+    await first.aclose()
     writer = sqlite3.connect(path, isolation_level=None)
     writer.execute("BEGIN IMMEDIATE")  # holds the write lock, as a busy writer process would
     try:
@@ -271,7 +271,7 @@ async def test_a_new_store_reads_an_existing_file_while_another_connection_write
         second = SqliteConversationStore(path)
         async with asyncio.timeout(3):  # far below the 5 s busy timeout a write lock would need
             assert await second.get("a") == [{"role": "user", "content": "hi"}]
-        await second.close()
+        await second.aclose()
     finally:
         writer.execute("ROLLBACK")
         writer.close()

@@ -77,7 +77,7 @@ async def test_a_cancelled_runs_sync_tools_are_reported_and_do_not_starve_later_
             async with asyncio.timeout(LIMIT):
                 assert await store.get("none") is None
                 result = await client.run("again", toolkit, conversation_id="c")
-    await store.close()
+    await store.aclose()
     assert result.text == "ok"
     assert result.tool_calls[0].output.startswith("toolnexus-tool")
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]

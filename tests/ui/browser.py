@@ -129,7 +129,7 @@ def ui_server(
             try:
                 await asyncio.to_thread(stop.wait)
             finally:
-                await handle.stop()
+                await handle.aclose()
 
     def main() -> None:
         try:

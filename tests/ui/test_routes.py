@@ -37,7 +37,7 @@ async def served(
     try:
         yield handle
     finally:
-        await handle.stop()
+        await handle.aclose()
 
 
 async def post(url: str, body: Any, **headers: str) -> tuple[int, dict[str, str], bytes]:
@@ -279,4 +279,4 @@ async def test_the_page_and_an_a2a_agent_share_the_root_by_method(
                 answer = await response.json()
         assert answer["error"]["code"] == -32001  # A2A's own "task not found"
     finally:
-        await handle.stop()
+        await handle.aclose()

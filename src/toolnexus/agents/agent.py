@@ -15,6 +15,7 @@ from ..dialects.output import OutputMode
 from ..engine.hooks import Hooks
 from ..engine.output import output_options
 from ..errors import ConfigError, RunCancelled, RunTimeout
+from ..messages import Message
 from ..metrics import MetricSink
 from ..suspension import Answer, Request
 from ..toolkit import Toolkit
@@ -71,7 +72,7 @@ class _Halted:
     """A run that waits for an answer, kept so that the answer can resume it."""
 
     request: Request
-    messages: list[JSONObject]
+    messages: list[Message]
     llm: Mapping[str, Any]
     output: Mapping[str, Any]
     """The structured-output options of the halted run (the resume keeps them)."""

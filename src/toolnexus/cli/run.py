@@ -89,7 +89,7 @@ async def run_command(args: argparse.Namespace) -> int:
                 return await session.repl(args.id, reader)
     finally:
         if store is not None:
-            await store.close()
+            await store.aclose()
 
 
 def endpoint(args: argparse.Namespace, console: Console) -> tuple[str, str, str] | None:

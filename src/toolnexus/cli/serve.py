@@ -58,7 +58,7 @@ async def serve_command(args: argparse.Namespace) -> int:
             if client is None:
                 return 2
             stack.push_async_callback(client.aclose)
-            close_store = getattr(client.conversation_store, "close", None)
+            close_store = getattr(client.conversation_store, "aclose", None)
             if args.db and close_store is not None:
                 stack.push_async_callback(close_store)
         try:
@@ -104,7 +104,7 @@ async def serve_command(args: argparse.Namespace) -> int:
             try:
                 await stop.wait()
             finally:
-                await handle.stop()
+                await handle.aclose()
     return 0
 
 

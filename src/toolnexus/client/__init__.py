@@ -2,5 +2,13 @@
 
 from .core import Client, Conversation
 from .create import create_client, create_in_process_client
+from .options import ClientOptions, InProcessOptions
 
-__all__ = ["Client", "Conversation", "create_client", "create_in_process_client"]
+__all__ = [
+    "Client",
+    "ClientOptions",
+    "Conversation",
+    "InProcessOptions",
+    "create_client",
+    "create_in_process_client",
+]

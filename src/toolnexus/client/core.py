@@ -7,7 +7,7 @@ import time
 from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from contextlib import aclosing
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from .._callbacks import call_quietly, snapshot
 from .._sync import run_blocking
@@ -26,15 +26,18 @@ from ..engine.waiting import (
 )
 from ..errors import ConfigError
 from ..events import DoneEvent, Event, TextEvent
+from ..messages import Message
 from ..metrics_registry import MetricsRegistry
 from ..suspension import Answer, Request
 from ..toolkit import Toolkit
 from ..transport.http import Transport
 from ..types import ConversationStore, JSONObject, RunResult
-from .options import check_answer, check_run
+from .build import http_engine, in_process_engine
+from .options import ClientOptions, InProcessOptions, Style, check_answer, check_run
 
 if TYPE_CHECKING:  # loaded on first use: not every program translates
     from ..dialects.translate import TranslateResult
+    from ..engine.in_process import Generate
 
 __all__ = ["Client", "Conversation"]
 
@@ -43,14 +46,55 @@ T = TypeVar("T")
 
 
 class Client:
-    """Runs prompts through the agent loop. Create one with ``create_client``.
+    """Runs prompts through the agent loop against one model. Nothing is contacted until a run.
 
-    Holds one pooled HTTP session (keep-alive); close it with ``await client.aclose()`` or
+    ``Client(base_url, style, model=...)`` talks to a provider's HTTP API;
+    ``create_in_process_client`` makes one whose model runs in this process. Each holds one
+    pooled HTTP session (keep-alive): close it with ``await client.aclose()`` or
     ``async with client:``.
+
+    Args:
+        base_url: The provider's API root: ``https://api.openai.com/v1``,
+            ``https://api.anthropic.com``, ``https://openrouter.ai/api/v1``, a local server.
+        style: The wire style (``Style``): ``"openai"`` (chat completions), ``"anthropic"``
+            (messages), ``"responses"`` (OpenAI responses) or ``"gemini"``
+            (``generateContent``), each where its dialect is installed.
+        model: The model name, sent verbatim.
+        **options: The ``ClientOptions`` (``api_key``, ``system_prompt``, ``max_turns``,
+            ``hooks``, ``retries``, ``store``, ``wait_for``, ``http_client``, ...); each is
+            optional and a misspelt one is a type error.
+
+    Raises:
+        ConfigError: An unknown style, an unknown option or an invalid value (naming it).
     """
 
+    base_url: str
+    """The provider's API root (``"in-process"`` for an in-process model)."""
+    style: Style
+    """The wire style the client speaks."""
+    model: str
+    """The model name sent with every call."""
+
     def __init__(
-        self, engine: Engine, transport: Transport | None, *, base_url: str, style: str
+        self,
+        base_url: str,
+        style: Style = "openai",
+        *,
+        model: str,
+        **options: Unpack[ClientOptions],
+    ) -> None:
+        engine, transport = http_engine(base_url, style, model, options)
+        self._setup(engine, transport, base_url, style)
+
+    @classmethod
+    def _in_process(cls, model: str, generate: Generate, options: InProcessOptions) -> Client:
+        """A client around ``generate`` (see ``create_in_process_client``)."""
+        client = cls.__new__(cls)
+        client._setup(in_process_engine(model, generate, options), None, "in-process", "openai")
+        return client
+
+    def _setup(
+        self, engine: Engine, transport: Transport | None, base_url: str, style: Style
     ) -> None:
         self.base_url = base_url
         self.style = style
@@ -106,7 +150,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
@@ -153,7 +197,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
@@ -204,7 +248,7 @@ class Client:
         prompt: str,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject] | None = None,
+        history: Sequence[Message] | None = None,
         conversation_id: str | None = None,
         cancel: CancelToken | None = None,
         output_type: Any = None,
@@ -295,7 +339,7 @@ class Client:
         answer: Answer,
         toolkit: Toolkit | None = None,
         *,
-        history: list[JSONObject],
+        history: Sequence[Message],
         cancel: CancelToken | None = None,
         on_event: Callable[[Event], Any] | None = None,
         output_type: Any = None,
@@ -592,7 +636,7 @@ class Conversation:
     def __init__(self, client: Client, toolkit: Toolkit | None = None) -> None:
         self._client = client
         self._toolkit = toolkit
-        self.messages: list[JSONObject] = []
+        self.messages: list[Message] = []
 
     async def send(
         self,

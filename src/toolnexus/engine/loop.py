@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .._callbacks import maybe_await, snapshot
 from .._text import valid_text, valid_value
@@ -36,10 +36,20 @@ from ..events import (
     ToolResultEvent,
     UsageEvent,
 )
+from ..messages import Message
 from ..metrics import Metrics
 from ..suspension import Answer, Request, pending_of
 from ..toolkit import Toolkit
-from ..types import ConversationStore, JSONObject, RunResult, RunStatus, ToolCall, ToolResult, Usage
+from ..types import (
+    ConversationStore,
+    JSONObject,
+    RunResult,
+    RunStatus,
+    ToolCall,
+    ToolResult,
+    Usage,
+    WaitFor,
+)
 from .hooks import Hooks, call_hook
 from .intercepted import intercepted_call, observed
 from .interceptors import Interceptor, RunInfo
@@ -53,9 +63,7 @@ from .waiting import check_not_waiting, save_pending
 
 logger = logging.getLogger("toolnexus")
 
-__all__ = ["Engine", "RunInput"]
-
-WaitFor = Callable[[Request], Any]
+__all__ = ["Engine", "RunInput", "WaitFor"]
 
 
 @dataclass(slots=True)
@@ -64,7 +72,7 @@ class RunInput:
 
     prompt: str | None
     toolkit: Toolkit | None
-    history: list[JSONObject] | None = None
+    history: Sequence[Message] | None = None
     conversation_id: str | None = None
     cancel: CancelToken | None = None
     stream: bool = False
@@ -370,9 +378,10 @@ class Engine:
         if run.conversation_id is not None and run.resume is None:
             await check_not_waiting(self.store, run.conversation_id)
         if run.history is not None:
-            return list(run.history)
+            return list(cast("Sequence[JSONObject]", run.history))
         if run.conversation_id is not None:
-            return list(await self.store.get(run.conversation_id) or [])
+            saved = await self.store.get(run.conversation_id)
+            return list(cast("list[JSONObject]", saved or []))
         return []
 
     async def shape(
@@ -556,7 +565,7 @@ class Engine:
     ) -> DoneEvent:
         result = RunResult(
             text=text,
-            messages=state.messages,
+            messages=cast("list[Message]", state.messages),
             tool_calls=state.tool_calls,
             tool_call_count=len(state.tool_calls),
             turns=state.turns,
@@ -576,7 +585,9 @@ class Engine:
             # writes in a thread would finish its write anyway). It finishes as saved.
             await asyncio.sleep(0)
             scope.close()
-            await self.store.save(run.conversation_id, snapshot(state.messages))
+            await self.store.save(
+                run.conversation_id, cast("list[Message]", snapshot(state.messages))
+            )
             if result.pending is not None:  # so another process can list and answer it
                 await save_pending(self.store, run.conversation_id, snapshot(result.pending))
         await self.metrics.run(

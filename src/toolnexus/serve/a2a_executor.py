@@ -33,9 +33,10 @@ from ..cancel import CancelToken
 from ..client import Client
 from ..engine.waiting import keeps_pending, save_pending
 from ..errors import ConfigError, RunCancelled
+from ..messages import Message
 from ..suspension import Answer, Request
 from ..toolkit import Toolkit
-from ..types import JSONObject, RunResult
+from ..types import RunResult
 
 __all__ = ["CALLER", "FRESH_CONTEXT", "INTERNAL", "ContextBuilder", "ToolkitExecutor"]
 
@@ -92,7 +93,7 @@ class ToolkitExecutor(AgentExecutor):
         self._client = client
         self._results = results
         self._tokens: dict[str, CancelToken] = {}
-        self._parked: dict[str, tuple[Request, list[JSONObject]]] = {}
+        self._parked: dict[str, tuple[Request, list[Message]]] = {}
         """Stateless tasks waiting for input: the pending request and the run's transcript."""
 
     def running(self) -> list[str]:
@@ -205,7 +206,7 @@ class ToolkitExecutor(AgentExecutor):
             why = f"the run stopped before an answer ({result.limit or result.status})"
             await updater.failed(updater.new_agent_message([Part(text=why)]))
 
-    def _park(self, task_id: str, request: Request, messages: list[JSONObject]) -> None:
+    def _park(self, task_id: str, request: Request, messages: list[Message]) -> None:
         if len(self._parked) >= _MAX_PARKED:  # the oldest stateless wait is given up
             oldest = next(iter(self._parked))
             logger.warning(

@@ -12,7 +12,7 @@ parse error for a body that is not UTF-8 or nests too deep), then the route's ap
 when the client goes away. Below the gate, the connection itself is bounded: a request whose
 headers do not arrive within ``read_timeout_s`` is dropped, as is a connection beyond
 ``max_connections``. The server runs as a task on the caller's event loop; it installs no
-signal handlers (stopping is the host's decision, through ``ServeHandle.stop``).
+signal handlers (stopping is the host's decision, through ``ServeHandle.aclose``).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ import logging
 import socket
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..types import ServeHandle
 from .access import Authenticator, HostRules
 from .listener import make_server
 
@@ -110,18 +111,6 @@ class Access:
 
     auth: Authenticator | None
     hosts: HostRules
-
-
-@dataclass(eq=False)
-class ServeHandle:
-    """A running server: ``url`` is ``http://HOST:PORT`` (no trailing slash)."""
-
-    url: str
-    _stop: Callable[[], Awaitable[None]] = field(repr=False)
-
-    async def stop(self) -> None:
-        """Close the listener and end the server's tasks. Idempotent; the toolkit stays open."""
-        await self._stop()
 
 
 def parse_addr(addr: str) -> tuple[str, int]:

@@ -24,14 +24,14 @@ import logging
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._callbacks import call_quietly
 from ..cancel import CancelToken
 from ..suspension import Answer, Request, pending_of
-from ..types import JSONObject, ProgressFn, Tool, ToolContext, ToolResult
+from ..types import JSONObject, OnCall, ProgressFn, Tool, ToolContext, ToolResult
 from .http import Route, Scope
 from .profile import McpProfile
 
@@ -46,8 +46,6 @@ __all__ = ["OnCall", "WaitingCalls", "build_mcp_server", "execute", "mcp_route",
 
 logger = logging.getLogger("toolnexus")
 
-OnCall = Callable[[JSONObject], Any]
-"""Called with ``{"name", "source", "ms", "is_error"}`` after each executed call."""
 _MAX_ASKS = 8
 """Most times one call may suspend and be answered before it is an error."""
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 
+from ..messages import Message
 from ..suspension import Request
-from ..types import JSONObject
 
 __all__ = ["InMemoryConversationStore"]
 
@@ -23,16 +24,16 @@ class InMemoryConversationStore:
     __slots__ = ("_conversations", "_lock", "_pending")
 
     def __init__(self) -> None:
-        self._conversations: dict[str, list[JSONObject]] = {}
+        self._conversations: dict[str, list[Message]] = {}
         self._pending: dict[str, Request] = {}
         self._lock = threading.Lock()
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """A copy of the transcript saved under ``id``, or ``None`` when the id is unknown."""
         messages = self._conversations.get(id)
         return None if messages is None else copy.deepcopy(messages)
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id`` with a copy of ``messages``."""
         self._conversations[id] = copy.deepcopy(list(messages))
 

@@ -24,14 +24,15 @@ import asyncio
 import math
 import os
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._deprecated import renamed
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
+from ..messages import Message
 from ..suspension import Request
 from ..transport.per_loop import PerLoop
-from ..types import JSONObject
 from ._codec import from_jsonb, storable_id, to_jsonb
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ class PostgresConversationStore:
             "DELETE FROM {} WHERE id = %s AND request_id = %s RETURNING request"
         ).format(waiting)
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None``."""
         row = await self._fetch("get", self._select, (storable_id(id, nul=False),))
         if row is None:
@@ -175,7 +176,7 @@ class PostgresConversationStore:
             raise ToolnexusError(f"{self._where} {self.table}[{id!r}] is not a JSON array")
         return value
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript under ``id`` (one upsert)."""
         params = (storable_id(id, nul=False), to_jsonb(messages))
         await self._fetch("save", self._upsert, params, rows=False)
@@ -207,9 +208,14 @@ class PostgresConversationStore:
         row = await self._fetch("claim the pending request", self._claim_pending, params)
         return None if row is None else self._decode_request(id, row[0])
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close this event loop's pool (the store opened it)."""
         await self._pools.aclose()
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("PostgresConversationStore.close()", "PostgresConversationStore.aclose()")
+        await self.aclose()
 
     async def _fetch(
         self, what: str, query: Any, params: tuple[Any, ...], *, rows: bool = True

@@ -17,15 +17,16 @@ import json
 import math
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from .._deprecated import renamed
 from .._redact import add_secret
 from ..errors import ConfigError, ToolnexusError
+from ..messages import Message
 from ..suspension import Request
 from ..transport.per_loop import PerLoop
-from ..types import JSONObject
 from ._codec import decode, storable_json
 
 if TYPE_CHECKING:
@@ -125,7 +126,7 @@ class RedisConversationStore:
         self._errors: tuple[type[BaseException], ...] = (aioredis.RedisError, OSError)
         self._dead: tuple[type[BaseException], ...] = (aioredis.ConnectionError,)
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None``."""
         key = self._key(id)
         raw = await self._call("get", lambda client: client.get(key))
@@ -141,7 +142,7 @@ class RedisConversationStore:
             raise ToolnexusError(f"{self._where} key {self._shown(id)!r} is not a JSON array")
         return value
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript under ``id`` (one ``SET``; the TTL renews)."""
         key, text = self._key(id), storable_json(messages)
         await self._call("save", lambda client: client.set(key, text, ex=self.ttl_seconds))
@@ -187,10 +188,15 @@ class RedisConversationStore:
         )
         return None if raw is None else self._decode_request(id, raw)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Close this event loop's client if the store opened it (never a given client)."""
         if self._clients is not None:
             await self._clients.aclose()
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("RedisConversationStore.close()", "RedisConversationStore.aclose()")
+        await self.aclose()
 
     def _key(self, id: str) -> bytes:
         return _as_key(self.prefix, id)

@@ -24,14 +24,15 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from .._deprecated import renamed
 from ..errors import ConfigError, ToolnexusError
+from ..messages import Message
 from ..suspension import Request
-from ..types import JSONObject
 from ._codec import decode, storable_id, storable_json
 
 __all__ = ["BUSY_TIMEOUT_MS", "MIGRATIONS", "SqliteConversationStore"]
@@ -103,7 +104,7 @@ class SqliteConversationStore:
         """The database file, as an absolute path."""
         return self._path
 
-    async def get(self, id: str) -> list[JSONObject] | None:
+    async def get(self, id: str) -> list[Message] | None:
         """The transcript saved under ``id``, or ``None`` when the id is unknown.
 
         Raises ``ToolnexusError`` naming the id and the file when the stored text is not a
@@ -111,13 +112,13 @@ class SqliteConversationStore:
         """
         key = storable_id(id)
 
-        def read(conn: sqlite3.Connection) -> list[JSONObject] | None:
+        def read(conn: sqlite3.Connection) -> list[Message] | None:
             row = conn.execute(_SELECT, (key,)).fetchone()
             return None if row is None else self._decode(id, row[0])
 
         return await self._call("read", id, read)
 
-    async def save(self, id: str, messages: list[JSONObject]) -> None:
+    async def save(self, id: str, messages: Sequence[Message]) -> None:
         """Replace the transcript stored under ``id`` (one upsert in its own transaction)."""
         key = storable_id(id)
         text = _encode(id, messages)
@@ -171,13 +172,18 @@ class SqliteConversationStore:
 
         return await self._call("claim the pending request of", id, claim)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Stop accepting calls and close the pooled connections. Harmless to repeat."""
         self._closed = True
         with self._pool_lock:
             pool, self._pool = self._pool, []
         if pool:
             await asyncio.to_thread(_close_all, pool)
+
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("SqliteConversationStore.close()", "SqliteConversationStore.aclose()")
+        await self.aclose()
 
     async def _call(self, what: str, id: str, op: Callable[[sqlite3.Connection], _T]) -> _T:
         if self._closed:
@@ -252,7 +258,7 @@ class SqliteConversationStore:
                 conn.close()
             self._ready = True
 
-    def _decode(self, id: str, text: str) -> list[JSONObject]:
+    def _decode(self, id: str, text: str) -> list[Message]:
         where = f"conversation {id!r} in {self._path}"
         try:
             messages = decode(json.loads(text))
@@ -330,7 +336,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
-def _encode(id: str, messages: list[JSONObject]) -> str:
+def _encode(id: str, messages: Sequence[Message]) -> str:
     """Compact JSON text of a transcript, taken on the caller's thread (a snapshot).
 
     Text SQLite cannot keep as UTF-8 (a lone surrogate) is written with ``\\u`` escapes, which

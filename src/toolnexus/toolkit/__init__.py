@@ -5,11 +5,12 @@
 """
 
 from .core import DEFAULT_MAX_OUTPUT_CHARS, Toolkit, bounded_result
-from .create import assemble_tools, create_toolkit
+from .create import ToolkitLoad, assemble_tools, create_toolkit
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_CHARS",
     "Toolkit",
+    "ToolkitLoad",
     "assemble_tools",
     "bounded_result",
     "create_toolkit",

@@ -8,17 +8,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import schemas
+from .._deprecated import renamed
 from .._redact import redact, redact_exception, redact_value, secret_in
 from .._text import invalid_note, valid_text, valid_value
 from ..errors import ConfigError
 from ..tools.threads import DEFAULT_TOOL_THREADS, ToolThreads, reset_tool_threads, use_tool_threads
-from ..types import JSONObject, Tool, ToolContext, ToolResult
+from ..types import JSONObject, OnCall, ServeHandle, Tool, ToolContext, ToolResult
 from .options import checked_max_output, checked_positive, checked_tools
 
 if TYPE_CHECKING:
-    from ..serve import ServeHandle
     from ..serve.access import AuthOption
-    from ..serve.mcp_server import OnCall
     from ..tools.a2a.config import RemoteAgent
     from ..tools.mcp.config import McpConfig
     from ..tools.mcp.source import McpSource
@@ -36,7 +35,7 @@ class Toolkit:
     """An ordered set of uniquely named tools, plus the resources behind them.
 
     Build one with ``create_toolkit`` (which loads MCP servers and skills), or directly from
-    tools with ``Toolkit([...])``; close it with ``await tk.close()`` or ``async with``.
+    tools with ``Toolkit([...])``; close it with ``await tk.aclose()`` or ``async with``.
     ``on_close`` callbacks run at close (the built-ins kill their running processes there).
     """
 
@@ -249,7 +248,7 @@ class Toolkit:
         after ``task_ttl_s`` seconds. With auth or on a non-loopback address a failed task
         reads ``"the agent failed (error <id>)"``, the detail logged under that id.
 
-        Every other path answers 404. Returns once listening; ``await handle.stop()`` closes
+        Every other path answers 404. Returns once listening; ``await handle.aclose()`` closes
         the listener and leaves the toolkit open. ``on_call({"name", "source", "ms",
         "is_error"})`` fires after each executed MCP call.
         """
@@ -283,7 +282,7 @@ class Toolkit:
 
         await serve_toolkit_stdio(self, mcp=mcp, on_call=on_call)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """End MCP sessions and stop their processes. Safe to call more than once."""
         if self._closed:
             return
@@ -294,6 +293,11 @@ class Toolkit:
         self._threads.shutdown()
         self._closed = True
 
+    async def close(self) -> None:
+        """Deprecated alias of ``aclose``."""
+        renamed("Toolkit.close()", "Toolkit.aclose()")
+        await self.aclose()
+
     async def __aenter__(self) -> Toolkit:
         return self
 
@@ -303,7 +307,7 @@ class Toolkit:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.close()
+        await self.aclose()
 
     def __repr__(self) -> str:
         return f"Toolkit({', '.join(self._tools)})"

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..cancel import CancelToken
 from ..errors import ConfigError, RunCancelled
 from ..tools.threads import DEFAULT_TOOL_THREADS
-from ..types import Tool
+from ..types import Tool, WaitFor
 from .core import DEFAULT_MAX_OUTPUT_CHARS, Toolkit
 from .options import (
     check_options,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..tools.mcp.tokens import TokenStore
     from ..tools.skills import SkillDef, SkillSource
 
-__all__ = ["assemble_tools", "create_toolkit"]
+__all__ = ["ToolkitLoad", "assemble_tools", "create_toolkit"]
 
 logger = logging.getLogger("toolnexus")
 
@@ -37,12 +38,13 @@ SkillProvider = Callable[[], Any]
 """A callable returning ``list[SkillDef]`` (or an awaitable of it)."""
 
 
-async def create_toolkit(
+def create_toolkit(
     mcp_config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    *,
     skills_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     extra_tools: Sequence[Tool] | None = None,
     builtins: bool | Mapping[str, Any] | None = None,
-    wait_for: Callable[..., Any] | None = None,
+    wait_for: WaitFor | None = None,
     disable_tools: Iterable[str] | None = None,
     disable_skills: Iterable[str] | None = None,
     skills: Sequence[SkillDef] | None = None,
@@ -55,8 +57,11 @@ async def create_toolkit(
     token_store: TokenStore | None = None,
     max_tool_threads: int = DEFAULT_TOOL_THREADS,
     strict: bool = False,
-) -> Toolkit:
+) -> ToolkitLoad:
     """Load every configured tool source and merge them.
+
+    Use it as ``tk = await create_toolkit(...)`` (then ``await tk.aclose()``), or as
+    ``async with create_toolkit(...) as tk:``, which closes the toolkit on the way out.
 
     Order: MCP tools (config order), the ``skill`` tool, built-ins, remote A2A agents' tools
     (the config's ``agents`` block, then ``agents``), then ``extra_tools``; an
@@ -100,11 +105,97 @@ async def create_toolkit(
             as broken, a skills folder is missing or ``skill_provider`` raised; the
             ``ConfigError`` lists every problem (after closing what was connected).
 
+    Returns:
+        The load: awaiting it (or entering it) gives the ``Toolkit``.
+
     Raises:
         ConfigError: An option of the wrong kind (named, before any file is read or server
             started), an invalid MCP config, or an incomplete load with ``strict=True``.
         RunCancelled: ``cancel`` was set during the load.
     """
+    return ToolkitLoad(
+        _load(
+            mcp_config,
+            skills_dir=skills_dir,
+            extra_tools=extra_tools,
+            builtins=builtins,
+            wait_for=wait_for,
+            disable_tools=disable_tools,
+            disable_skills=disable_skills,
+            skills=skills,
+            skill_provider=skill_provider,
+            skill_filter=skill_filter,
+            sample_limit=sample_limit,
+            agents=agents,
+            cancel=cancel,
+            max_output_chars=max_output_chars,
+            token_store=token_store,
+            max_tool_threads=max_tool_threads,
+            strict=strict,
+        )
+    )
+
+
+class ToolkitLoad(Coroutine[Any, Any, Toolkit]):
+    """A ``create_toolkit`` call under way: awaitable, and an async context manager.
+
+    ``await`` it for the ``Toolkit``; ``async with`` it to get the toolkit and have it closed
+    on the way out (``async with await create_toolkit(...)`` works too).
+    """
+
+    __slots__ = ("_load", "_toolkit")
+
+    def __init__(self, load: Coroutine[Any, Any, Toolkit]) -> None:
+        self._load = load
+        self._toolkit: Toolkit | None = None
+
+    def send(self, value: Any) -> Any:
+        return self._load.send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._load.throw(*args)
+
+    def close(self) -> None:
+        self._load.close()
+
+    def __await__(self) -> Generator[Any, None, Toolkit]:
+        return self._load.__await__()
+
+    async def __aenter__(self) -> Toolkit:
+        self._toolkit = await self._load
+        return self._toolkit
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._toolkit is not None:
+            await self._toolkit.aclose()
+
+
+async def _load(
+    mcp_config: str | os.PathLike[str] | Mapping[str, Any] | None,
+    *,
+    skills_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+    extra_tools: Sequence[Tool] | None,
+    builtins: bool | Mapping[str, Any] | None,
+    wait_for: WaitFor | None,
+    disable_tools: Iterable[str] | None,
+    disable_skills: Iterable[str] | None,
+    skills: Sequence[SkillDef] | None,
+    skill_provider: SkillProvider | None,
+    skill_filter: Mapping[str, bool] | None,
+    sample_limit: int,
+    agents: Sequence[RemoteAgent | str] | None,
+    cancel: CancelToken | None,
+    max_output_chars: int,
+    token_store: TokenStore | None,
+    max_tool_threads: int,
+    strict: bool,
+) -> Toolkit:
+    """The work of ``create_toolkit``."""
     from ..tools.a2a.config import checked_agents
     from ..tools.skills import load_skills, validate_sample_limit
 

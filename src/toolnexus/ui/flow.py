@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from .._json import compact_json, loads
 from .._redact import redact
@@ -32,6 +32,7 @@ from ..events import (
     ToolResultEvent,
     UsageEvent,
 )
+from ..messages import Message
 from ..suspension import Answer, Request
 from ..types import JSONObject, RunResult
 from .messages import history_for_style
@@ -204,9 +205,9 @@ async def _events(
         return
     if turn.prompt is None:
         raise ConfigError("no user message to answer: the last message must be the user's")
-    history = None
+    history: list[Message] | None = None
     if turn.earlier and await client.conversation_store.get(turn.thread_id) is None:
-        history = history_for_style(client.style, turn.earlier)
+        history = cast("list[Message]", history_for_style(client.style, turn.earlier))
     run = client.stream(turn.prompt, toolkit, conversation_id=turn.thread_id, history=history)
     async with aclosing(run) as events:
         async for event in events:

@@ -10,7 +10,7 @@ Responses items, Gemini contents); system and developer messages are left out of
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .._json import compact_json
@@ -22,7 +22,7 @@ logger = logging.getLogger("toolnexus")
 _HIDDEN_ROLES = ("system", "developer")
 
 
-def transcript_to_agui(messages: Sequence[JSONObject]) -> list[JSONObject]:
+def transcript_to_agui(messages: Sequence[Mapping[str, Any]]) -> list[JSONObject]:
     """A stored transcript (any wire style) as AG-UI messages (``user``, ``assistant`` with
     ``toolCalls``, ``tool``), ids ``m<index>`` (``m<index>-<n>`` for a message's parts)."""
     out: list[JSONObject] = []

@@ -262,7 +262,7 @@ async def test_closing_the_toolkit_kills_running_commands(tmp_path: Path) -> Non
     pid = await pid_in(pidfile)
 
     async with asyncio.timeout(BOUND):
-        await toolkit.close()
+        await toolkit.aclose()
         result = await running
 
     assert result.is_error

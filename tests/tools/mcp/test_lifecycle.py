@@ -96,7 +96,7 @@ async def test_closing_from_another_task_ends_an_in_flight_call(
     call = asyncio.create_task(tk.execute("s_ask", {}))
     async with asyncio.timeout(10):
         await asked.wait()
-        await asyncio.create_task(tk.close())
+        await asyncio.create_task(tk.aclose())
         result = await call
     assert result.is_error
     assert result.metadata == {"server": "s"}

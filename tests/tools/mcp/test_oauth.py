@@ -316,7 +316,7 @@ async def test_closing_with_a_sign_in_nobody_answered_does_not_wait_for_it(
         assert tn.pending_of(suspended) is not None
     finally:
         async with asyncio.timeout(30):  # the sign-in itself would wait for 15 minutes
-            await tk.close()
+            await tk.aclose()
 
 
 async def test_no_token_or_code_appears_in_logs_results_or_events(

@@ -110,7 +110,7 @@ async def test_a_server_that_never_answers_initialize_fails_within_its_budget(
     started = time.monotonic()
     tk = await create_toolkit(mcp_config=servers(hung=fixture("--hang", timeout=500)))
     elapsed = time.monotonic() - started
-    await tk.close()
+    await tk.aclose()
     assert tk.mcp_status() == {"hung": "failed"}
     assert elapsed < 5.0  # bounded by the budget, not by the server
     assert 'MCP server "hung" failed: initialize timed out after 500 ms' in caplog.messages
@@ -135,7 +135,7 @@ async def test_a_hung_server_that_ignores_its_stdin_does_not_hold_up_the_build(
     assert tk.mcp_status() == {"s": "failed"}
     assert elapsed < 5.0  # bounded by the budget, not by the server
     pid = int(await wait_for_file(pid_file))
-    await tk.close()
+    await tk.aclose()
     await wait_gone(pid)
 
 
@@ -180,10 +180,10 @@ async def test_close_leaves_no_child_process_and_a_second_close_is_harmless() ->
     tk = await create_toolkit(mcp_config=servers(a=fixture(), b=fixture()))
     pids = [int((await tk.execute(f"{s}_pid", {})).output) for s in ("a", "b")]
     assert all(alive(pid) for pid in pids)
-    await tk.close()
+    await tk.aclose()
     for pid in pids:
         await wait_gone(pid)
-    await tk.close()
+    await tk.aclose()
 
 
 async def test_the_source_closes_servers_that_failed_to_load(tmp_path: Path) -> None:
@@ -281,12 +281,12 @@ async def test_five_servers_load_concurrently(tmp_path: Path) -> None:
     started = time.monotonic()
     tk = await create_toolkit(mcp_config=servers(one={"command": command}), builtins=False)
     single = time.monotonic() - started
-    await tk.close()
+    await tk.aclose()
     config = servers(**{f"s{i}": {"command": command} for i in range(5)})
     started = time.monotonic()
     tk = await create_toolkit(mcp_config=config, builtins=False)
     five = time.monotonic() - started
-    await tk.close()
+    await tk.aclose()
     assert list(tk.mcp_status().values()) == ["connected"] * 5
     assert [t.name for t in tk.tools()] == [f"s{i}_noop" for i in range(5)]
     assert single >= 1.0

@@ -14,14 +14,14 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from ..._env import expand_header, unsendable, unset_variables
 from ..._redact import redact
 from ...cancel import set_on_cancel
-from ...suspension import Answer, Request, pending
-from ...types import JSONObject, ToolContext, ToolResult
+from ...suspension import Answer, pending
+from ...types import JSONObject, ToolContext, ToolResult, WaitFor
 from . import transports
 from .calls import Budget, Parked, secrets_of, timed_call
 from .config import McpServerConfig
@@ -46,8 +46,6 @@ __all__ = ["ServerConnection", "WaitFor"]
 
 logger = logging.getLogger("toolnexus")
 
-WaitFor = Callable[[Request], "Answer | Awaitable[Answer | None] | None"]
-"""The host's ``wait_for`` callback, used to answer elicitation requests."""
 
 _MAX_PAGES = 1000
 
