@@ -30,6 +30,8 @@ An HTML comment right before a block steers it (``docs/contributing.md`` describ
   setup gave ``name`` (such as the URL of a server it started).
 - ``<!-- docs-test: subprocess REASON -->`` the block (after its setup) runs in a fresh
   interpreter, for code that changes process-wide state (a global tracer provider, DBOS).
+- ``<!-- docs-test: until TEXT -->`` a shell command that serves until interrupted: started,
+  stopped (SIGTERM) once ``TEXT`` appears on its stderr, and expected to exit with 0.
 - ``<!-- docs-test: skip REASON -->`` the block is not run; the reason is required.
 - ``<!-- docs-test: raises NAME -->`` the block must raise the exception class ``NAME``.
 """
@@ -43,10 +45,14 @@ import importlib
 import inspect
 import json
 import os
+import queue
 import re
+import signal
 import string
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +85,7 @@ RUNNABLE = {"python", "bash", "sh", "json", "yaml"}
 FENCE = re.compile(
     r"^(?P<indent> *)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```\s*$", re.M | re.S
 )
-KINDS = {"skip", "raises", "setup", "teardown", "replace", "subprocess", "stub"}
+KINDS = {"skip", "raises", "setup", "teardown", "replace", "subprocess", "until", "stub"}
 MARKER = re.compile(r"<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?P<rest>.*?)-->", re.S)
 
 
@@ -95,6 +101,7 @@ class Block:
     teardown: list[str] = field(default_factory=list)
     replace: list[tuple[str, str]] = field(default_factory=list)
     fresh: str | None = None
+    until: str | None = None
     stub: list[Any] = field(default_factory=list)
 
     @property
@@ -146,6 +153,9 @@ def _apply(block: Block, kind: str, rest: str) -> None:
     elif kind == "subprocess":
         assert rest, f"{block.where}: a subprocess marker needs a reason"
         block.fresh = rest
+    elif kind == "until":
+        assert rest, f"{block.where}: an until marker names the line that says it is ready"
+        block.until = rest
     elif kind == "stub":
         block.stub = json.loads(rest) + block.stub
     else:
@@ -203,14 +213,27 @@ def _run_python(
         exec(compiled, namespace)
 
 
-def _run_shell(code: str, stub: StubLLMServer) -> None:
+def _run_shell(block: Block, stub: StubLLMServer) -> None:
     env = {**os.environ, **DUMMY_ENV}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    code = _with_stub(_replaced(block, {}), stub)
+    if block.until is not None:
+        commands = [line for line in code.splitlines() if line.strip() and line[0] != "#"]
+        assert len(commands) == 1, f"{block.where}: an until block is one command"
+        # exec: the command itself gets the SIGTERM, not a shell waiting for it
+        _run_server(["bash", "-c", f"exec env {commands[0]}"], env, block.until)
+        return
+    argv = ["bash", "-euo", "pipefail", "-c", code]
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", _with_stub(code, stub)],
-        cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
 
 
@@ -278,7 +301,7 @@ def _run_block(
     elif block.lang == "yaml":
         yaml.safe_load(block.code)
     elif block.lang in ("bash", "sh"):
-        _run_shell(block.code, stub)
+        _run_shell(block, stub)
     else:
         if block.fresh is not None:
             _run_fresh(block, _replaced(block, {}), stub)
@@ -299,6 +322,40 @@ def _replaced(block: Block, namespace: dict[str, Any]) -> str:
         values = {k: str(v) for k, v in namespace.items() if isinstance(v, str | int)}
         code = code.replace(old, string.Template(new).safe_substitute(values))
     return code
+
+
+def _run_server(argv: list[str], env: dict[str, str], ready: str) -> None:
+    """Start a command that serves until interrupted, wait for ``ready`` on its stderr, then
+    stop it (SIGTERM to its process group, as a service manager would) and expect exit 0."""
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    seen: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.put(line)
+        lines.put("")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not any(ready in line for line in seen):
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            assert line, f"exited {proc.wait()} before printing {ready!r}:\n{''.join(seen)}"
+            seen.append(line)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        reader.join(timeout=30)
+        assert proc.stderr is not None
+        proc.stderr.close()
+    assert code == 0, f"exit {code} after SIGTERM:\n{''.join(seen)}"
 
 
 def _run_fresh(block: Block, code: str, stub: StubLLMServer) -> None:
