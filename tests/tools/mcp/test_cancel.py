@@ -10,10 +10,11 @@ an exception nobody retrieved.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +54,19 @@ async def toolkit(cancel_log: Path, request: pytest.FixtureRequest) -> AsyncIter
         yield tk
 
 
-def watch_unretrieved() -> tuple[list[dict[str, Any]], Callable[[], None]]:
-    """Collect every report the loop's exception handler gets (e.g. 'never retrieved')."""
+@contextlib.contextmanager
+def nothing_left_unretrieved() -> Iterator[None]:
+    """Fail if the loop reports an exception nobody retrieved while the block runs."""
     loop = asyncio.get_running_loop()
     found: list[dict[str, Any]] = []
     previous = loop.get_exception_handler()
-
-    def handler(_: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        found.append(context)
-
-    loop.set_exception_handler(handler)
-    return found, lambda: loop.set_exception_handler(previous)
+    loop.set_exception_handler(lambda _, context: found.append(context))
+    try:
+        yield
+        gc.collect()  # an abandoned task reports on collection
+    finally:
+        loop.set_exception_handler(previous)
+    assert not [c for c in found if "never retrieved" in str(c.get("message"))]
 
 
 TRANSPORTS = pytest.mark.parametrize("toolkit", ["stdio", "http"], indirect=True)
@@ -88,10 +91,9 @@ async def started_sleeping(tk: tn.Toolkit, cancel_log: Path) -> None:
 async def test_cancelling_a_run_by_its_token_cancels_the_servers_call(
     toolkit: tn.Toolkit, cancel_log: Path
 ) -> None:
-    found, restore = watch_unretrieved()
     token = CancelToken()
     script = [reply.tool_calls(reply.call("fx_sleep", {"seconds": SLEEP})), reply.text("never")]
-    with StubLLMServer(script) as stub:
+    with nothing_left_unretrieved(), StubLLMServer(script) as stub:
         client = tn.create_client(stub.url, model="m", api_key="k")
         run = asyncio.create_task(client.run("sleep", toolkit, cancel=token))
         while not stub.requests:
@@ -101,27 +103,21 @@ async def test_cancelling_a_run_by_its_token_cancels_the_servers_call(
         async with asyncio.timeout(2):
             with pytest.raises(tn.RunCancelled):
                 await run
-    await server_cancelled(cancel_log)
-    gc.collect()
-    restore()
-    assert not [c for c in found if "never retrieved" in str(c.get("message"))]
+        await server_cancelled(cancel_log)
 
 
 @TRANSPORTS
 async def test_cancelling_the_task_of_tk_execute_cancels_the_servers_call(
     toolkit: tn.Toolkit, cancel_log: Path
 ) -> None:
-    found, restore = watch_unretrieved()
-    call = asyncio.create_task(toolkit.execute("fx_sleep", {"seconds": SLEEP}))
-    await started_sleeping(toolkit, cancel_log)
-    call.cancel()
-    async with asyncio.timeout(2):
-        with pytest.raises(asyncio.CancelledError):
-            await call
-    await server_cancelled(cancel_log)
-    gc.collect()
-    restore()
-    assert not [c for c in found if "never retrieved" in str(c.get("message"))]
+    with nothing_left_unretrieved():
+        call = asyncio.create_task(toolkit.execute("fx_sleep", {"seconds": SLEEP}))
+        await started_sleeping(toolkit, cancel_log)
+        call.cancel()
+        async with asyncio.timeout(2):
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        await server_cancelled(cancel_log)
 
 
 @TRANSPORTS
@@ -137,7 +133,7 @@ async def test_a_tool_context_cancel_token_ends_the_call_with_an_error_and_tells
     token.cancel()
     async with asyncio.timeout(2):
         result = await call
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 2.0  # not the call's 120 s timeout
     assert result.is_error
     assert "cancelled" in result.output
     await server_cancelled(cancel_log)
